@@ -15,7 +15,8 @@ import (
 // signal is read from the current llm_d_epp_ family when the page has it,
 // else from its deprecated twin, never both (the EPP writes both).
 type Pool struct {
-	// Name is the pool (label name of the pool gauges), "" when absent.
+	// Name is the pool (poolName: label name of the pool gauges, else
+	// inference_pool of the flow-control series), "" when absent.
 	Name string
 	// Ready is the endpoints with fresh metrics (ready_endpoints).
 	Ready float64
@@ -109,12 +110,7 @@ func eppPool(raw *rawPage, p *Page) {
 		pool.Chosen["flow_queue"] = flow
 	}
 	pool.Stale = get("stale", f.StaleEndpoints, sum, gaugeKind)
-	for _, name := range f.ReadyEndpoints.Names() {
-		if n := firstLabel(raw, name, "name"); n != "" {
-			pool.Name = n
-			break
-		}
-	}
+	pool.Name = poolName(raw)
 	total := func(avg float64) float64 {
 		switch {
 		case math.IsNaN(pool.Ready) || math.IsNaN(avg):
@@ -207,6 +203,26 @@ func effective(pool *Pool) float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// poolName is the InferencePool an EPP page is of: the label name of its
+// ready endpoints (either spelling), else (a page without them: an
+// exporter passing on the flow-control families alone) the label
+// inference_pool of its flow-control queue; "" when none says
+// (checkPools refuses a page where they differ).
+func poolName(raw *rawPage) string {
+	f := modelserver.EPPFamilies()
+	for _, name := range f.ReadyEndpoints.Names() {
+		if n := firstLabel(raw, name, "name"); n != "" {
+			return n
+		}
+	}
+	for _, name := range f.FlowQueue.Names() {
+		if n := firstLabel(raw, name, "inference_pool"); n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // firstLabel is label's value on name's first sample, "" when none.

@@ -296,6 +296,12 @@ func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
 			"llm_d_epp_flow_control_queue_size{fairness_id=\"a\",inference_pool=\"chat\",priority=\"0\"} 3\n" +
 			"llm_d_epp_flow_control_queue_size{fairness_id=\"b\",inference_pool=\"code\",priority=\"0\"} 2\n",
 			`epp:5: not one Endpoint Picker's page: the flow-control series name two InferencePools ("chat" and "code")`},
+		// Flows of another pool than the pool gauges (pages of two EPPs
+		// joined): code's 3 held requests were read as chat's.
+		{"# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 0\n" +
+			"# TYPE llm_d_epp_flow_control_queue_size gauge\n" +
+			"llm_d_epp_flow_control_queue_size{fairness_id=\"a\",inference_pool=\"code\",priority=\"0\"} 3\n",
+			`epp:4: not one Endpoint Picker's page: the pool gauges (label name) and the flow-control series (label inference_pool) name two InferencePools ("chat" and "code")`},
 	} {
 		_, err := Read(strings.NewReader(tc.page), "text/plain", "epp", modelserver.EPP)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -305,6 +311,24 @@ func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
 	// The router's own page (both spellings, flows of one pool) is read.
 	if p := readEPP(t, eppBusy); p.Pool.FlowQueue != 5 || p.Running != 31 {
 		t.Errorf("busy pool: held %v running %v, want 5 and 31", p.Pool.FlowQueue, p.Running)
+	}
+	// An EPP in endpoint-selector mode (no --pool-name) writes its flows
+	// without a pool: read beside its gauges' name. A page of flows alone
+	// is of their pool (serve compares it with inferencePoolRef).
+	for page, want := range map[string]string{
+		"llm_d_epp_ready_endpoints{name=\"chat-epp\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\",inference_pool=\"\",priority=\"0\"} 3\n": "chat-epp",
+		"llm_d_epp_flow_control_queue_size{fairness_id=\"a\",inference_pool=\"code\",priority=\"0\"} 3\n":                                             "code",
+	} {
+		p, err := Read(strings.NewReader(page), "text/plain", "epp", modelserver.EPP)
+		if err != nil || p.Pool.Name != want || p.Pool.FlowQueue != 3 {
+			t.Errorf("%q: %v; want pool %q, held 3", page, err, want)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, page) }))
+		h, err := ReadHeld(t.Context(), srv.Client(), srv.URL)
+		srv.Close()
+		if err != nil || h.Pool != want || h.Held != 3 {
+			t.Errorf("%q: ReadHeld %+v, %v; want pool %q, held 3", page, h, err, want)
+		}
 	}
 }
 

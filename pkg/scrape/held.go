@@ -27,9 +27,12 @@ const HeldScrapeHeader = "Infscale-Held-Scrape"
 
 // Held is what a holder's /metrics page says: the requests it holds and
 // whether its upstream had a ready endpoint (1 or 0; NaN when absent or
-// unreadable).
+// unreadable), and on an llm-d EPP's page the InferencePool it is of (its
+// pool gauges' label name, else its flows' inference_pool; "" when none
+// says, or an activator's page).
 type Held struct {
 	Held, Ready float64
+	Pool        string
 }
 
 // ReadHeld fetches a holder's /metrics page at rawURL (an infscale
@@ -85,6 +88,7 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 				}
 				return bad, fmt.Errorf("%s: not one Endpoint Picker's page: %w", url, err)
 			}
+			h.Pool = poolName(raw)
 			h.Ready = math.NaN()
 			for _, name := range f.ReadyEndpoints.Names() {
 				if r := gaugeSum(raw, name); !math.IsNaN(r) {

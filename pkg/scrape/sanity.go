@@ -211,8 +211,9 @@ func checkWorkers(raw *rawPage, p *Page) (int, error) {
 // average: the router writes one per pool; which of two is the pool's is
 // unknown, and the larger was taken) and one whose flow-control series
 // (label inference_pool) name two pools (their held requests were summed
-// into one). It returns the first sample, in page order, of the second
-// pool or series.
+// into one) or another pool than its pool gauges (another pool's held
+// requests read as this one's). It returns the first sample, in page
+// order, of the second pool or series.
 func checkPools(raw *rawPage) (int, error) {
 	f := modelserver.EPPFamilies()
 	fams := map[string]bool{}
@@ -241,12 +242,20 @@ func checkPools(raw *rawPage) (int, error) {
 			}
 		}
 	}
+	gauges := first
 	first = ""
 	for _, t := range []modelserver.Twin{f.FlowQueue, f.Saturation} {
 		for _, n := range t.Names() {
 			for _, j := range raw.byName[n] {
 				switch p := raw.samples[j].Labels.Get("inference_pool"); {
 				case p == "" || p == first:
+				case first == "" && gauges != "" && p != gauges:
+					// The router writes its --pool-name on both (an EPP
+					// without one, endpoint-selector mode, none on the
+					// flows): a page whose flows are of another pool than
+					// its gauges joins two EPPs' pages, and read as one,
+					// the other pool's held requests woke this one.
+					return j, &severalPools{a: gauges, b: p, of: "the pool gauges (label name) and the flow-control series (label inference_pool)"}
 				case first == "":
 					first = p
 				default:

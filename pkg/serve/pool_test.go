@@ -328,3 +328,32 @@ func TestPoolEPPBearerToken(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolHeldScrapeOfAnotherPool: a target naming InferencePool chat-pool
+// whose zero.held_scrape is the EPP of pool "chat" (another pool's: its
+// held requests are not this pool's) has held unknown with an error naming
+// both pools, reason not_in_pool: it read chat's 4 held requests as its
+// own and woke chat-pool from zero. Its own pool's EPP is read (4 held).
+func TestPoolHeldScrapeOfAnotherPool(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}}})
+	defer epp.Close()
+	conf := strings.Replace(poolConfig, "  max: 8\n", fmt.Sprintf("  max: 8\n  min: 0\n  zero: {held_scrape: %s/metrics}\n", epp.URL), 1)
+	chat := map[string]string{"app": "chat"}
+	l, _, c, _ := fakeClusterLoop(t, conf, 0, nil)
+	createPool(t, c, kubefake.Pool("llm", "chat-pool", chat, []int64{8000}, ""))
+	l.Cycle(context.Background())
+	rec := lastRecord(l, "chat")
+	want := fmt.Sprintf(`held: not_in_pool: %s/metrics (zero.held_scrape) is the Endpoint Picker of InferencePool "chat", not of "chat-pool" (inferencePoolRef)`, epp.URL)
+	found := false
+	for _, e := range rec.Errors {
+		found = found || strings.HasPrefix(e, want)
+	}
+	if !found || rec.Signals.Held != nil || rec.Desired != 0 {
+		t.Errorf("errors %q held %v desired %d; want one starting %q, held unknown, desired 0 kept", rec.Errors, rec.Signals.Held, rec.Desired, want)
+	}
+	epp.Set(func(s *epptest.State) { s.Pool = "chat-pool" })
+	l.Cycle(context.Background())
+	if rec := lastRecord(l, "chat"); rec.Signals.Held == nil || *rec.Signals.Held != 4 {
+		t.Errorf("own pool's EPP: held %v (errors %q), want 4", rec.Signals.Held, rec.Errors)
+	}
+}

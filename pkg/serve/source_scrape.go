@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -277,6 +278,11 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := held, heldErr
+		if ref := t.InferencePoolRef; err == nil && ref != nil && page.Pool != "" && page.Pool != ref.Name {
+			// Another pool's EPP: its held requests would wake this one.
+			page.Held, page.Ready = math.NaN(), math.NaN()
+			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: "not_in_pool", Err: fmt.Errorf("%s (zero.held_scrape) is the Endpoint Picker of InferencePool %q, not of %q (inferencePoolRef): give held_scrape the /metrics of this pool's own EPP", sourcekey.Redact(t.Zero.HeldScrape), page.Pool, ref.Name)})
+		}
 		if err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: scrapeReason(err), Err: err})
 		}
