@@ -88,14 +88,24 @@ func namesRegexp(names []string) string {
 }
 
 // poolSeriesExpr is the PoolSeries query: the most series of one pool
-// gauge on one page, or (flow) the pools the flow-control series name.
+// gauge on one page, or (flow) the pools the flow-control series and the
+// ready gauges name together (above 1: flows of two pools, or of another
+// pool than the gauges'; an EPP without --pool-name writes its flows
+// without one, and they are not counted).
 func (b shapes) poolSeriesExpr(flow bool) parser.Expr {
 	perPage := aggregate(parser.COUNT, false, append([]string{labels.MetricName}, b.o.pageLabels()...), namesSelector(poolGaugeNames(), b.sel))
 	if !flow {
 		return aggregate(parser.MAX, false, nil, perPage)
 	}
-	pools := aggregate(parser.COUNT, false, nil, aggregate(parser.GROUP, false, []string{flowPoolLabel},
-		namesSelector(flowNames(), b.sel, labels.MustNewMatcher(labels.MatchNotEqual, flowPoolLabel, ""))))
+	// The pools the flows name, and the pool the ready gauges name (label
+	// name, renamed to the flows' label to be counted with them): a flow
+	// of another pool than the gauges' is another EPP's held request.
+	flows := aggregate(parser.GROUP, false, []string{flowPoolLabel},
+		namesSelector(flowNames(), b.sel, labels.MustNewMatcher(labels.MatchNotEqual, flowPoolLabel, "")))
+	gauges := aggregate(parser.GROUP, false, []string{flowPoolLabel}, call("label_replace",
+		namesSelector(modelserver.EPPFamilies().ReadyEndpoints.Names(), b.sel, labels.MustNewMatcher(labels.MatchNotEqual, poolLabel, "")),
+		&parser.StringLiteral{Val: flowPoolLabel}, &parser.StringLiteral{Val: "$1"}, &parser.StringLiteral{Val: poolLabel}, &parser.StringLiteral{Val: "(.+)"}))
+	pools := aggregate(parser.COUNT, false, nil, binary(parser.LOR, flows, gauges, nil))
 	// The per-page counts carry __name__, the pools count none: or keeps both.
 	return aggregate(parser.MAX, false, nil, binary(parser.LOR, perPage, pools, nil))
 }
@@ -164,8 +174,12 @@ func describePoolSeries(target string, vec model.Vector, page []string, flow boo
 		}
 		return b.String()
 	}
+	ready := map[string]bool{}
+	for _, n := range modelserver.EPPFamilies().ReadyEndpoints.Names() {
+		ready[n] = true
+	}
 	first := map[string]model.Metric{}
-	var pools []string
+	var pools, gaugePools []string
 	for _, m := range ms {
 		name := string(m[model.MetricNameLabel])
 		if gauges[name] && d.gauge == nil {
@@ -176,13 +190,21 @@ func describePoolSeries(target string, vec model.Vector, page []string, flow boo
 				first[k] = m
 			}
 		}
+		if p := string(m[poolLabel]); ready[name] && p != "" && !slices.Contains(gaugePools, p) {
+			gaugePools = append(gaugePools, p)
+		}
 		if p := string(m[flowPoolLabel]); flow && !gauges[name] && p != "" && !slices.Contains(pools, p) {
 			pools = append(pools, p)
 		}
 	}
-	if len(pools) > 1 {
+	switch {
+	case len(pools) > 1:
 		d.flow = fmt.Errorf("target %q: the flow-control series (label %s) name %d InferencePools (%q and %q): an Endpoint Picker serves one pool, and their held requests would be summed into one; give a selector that matches one pool's EPP (its service or job label)",
 			target, flowPoolLabel, len(pools), pools[0], pools[1])
+	case len(pools) == 1 && len(gaugePools) == 1 && pools[0] != gaugePools[0]:
+		// (Gauges of two pools: the Pools check makes every signal unknown.)
+		d.flow = fmt.Errorf("target %q: the flow-control series (label %s) are of InferencePool %q, the ready endpoints (label %s) of %q: an Endpoint Picker writes its one pool on both, so the held requests are another pool's EPP's; give a selector that matches one pool's EPP (its service or job label)",
+			target, flowPoolLabel, pools[0], poolLabel, gaugePools[0])
 	}
 	return d
 }

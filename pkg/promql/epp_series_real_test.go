@@ -28,8 +28,12 @@ import (
 // pools chat (3 held) and code (2): held read 3 + 2 = 5. Now held is
 // unknown, naming both pools; running stays 4 x 3 = 12.
 //
+// other: the pool gauges of pool p, its flows of pool code (2 held): an
+// EPP writes its one pool on both, so code's held requests were read as
+// p's. Now held is unknown, naming both pools; running stays 12.
+//
 // good: two EPP replicas of one pool (pods good-epp-1 and -2), each 4
-// ready averaging 2.5 (10 running) and holding 1 and 2 of pool good: one
+// ready averaging 2.5 (10 running) and holding 1 and 2 of pool p: one
 // series of each gauge per page, held 1 + 2 = 3, nothing refused.
 func TestRealEPPPoolSeries(t *testing.T) {
 	page := func(ready, running string, extra string) string {
@@ -48,11 +52,16 @@ llm_d_epp_average_running_requests{name="p",shard="b"} 30
 llm_d_epp_flow_control_queue_size{inference_pool="chat",fairness_id="a",priority="0"} 3
 llm_d_epp_flow_control_queue_size{inference_pool="code",fairness_id="b",priority="0"} 2
 `), false)
+	other := fakePod(t, page(`llm_d_epp_ready_endpoints{name="p"} 3
+`, `llm_d_epp_average_running_requests{name="p"} 4
+`, `# TYPE llm_d_epp_flow_control_queue_size gauge
+llm_d_epp_flow_control_queue_size{inference_pool="code",fairness_id="b",priority="0"} 2
+`), false)
 	goodPage := func(held string) string {
 		return page(`llm_d_epp_ready_endpoints{name="p"} 4
 `, `llm_d_epp_average_running_requests{name="p"} 2.5
 `, `# TYPE llm_d_epp_flow_control_queue_size gauge
-llm_d_epp_flow_control_queue_size{inference_pool="good",fairness_id="a",priority="0"} `+held+"\n")
+llm_d_epp_flow_control_queue_size{inference_pool="p",fairness_id="a",priority="0"} `+held+"\n")
 	}
 	good1, good2 := fakePod(t, goodPage("1"), false), fakePod(t, goodPage("2"), false)
 	target := func(url, service, pod string) promtest.Target {
@@ -61,14 +70,15 @@ llm_d_epp_flow_control_queue_size{inference_pool="good",fairness_id="a",priority
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
 		target(doubled.URL, "doubled-epp", "doubled-epp-1"), target(flows.URL, "flows-epp", "flows-epp-1"),
 		target(good1.URL, "good-epp", "good-epp-1"), target(good2.URL, "good-epp", "good-epp-2"),
+		target(other.URL, "other-epp", "other-epp-1"),
 	}})
-	prom.WaitFor(t, `count(up{namespace="llm"} == 1)`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 4 })
+	prom.WaitFor(t, `count(up{namespace="llm"} == 1)`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 5 })
 	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tgs []Target
-	for _, name := range []string{"doubled", "flows", "good"} {
+	for _, name := range []string{"doubled", "flows", "good", "other"} {
 		tg := sel(t, `{namespace="llm",service="`+name+`-epp"}`)
 		tg.Name, tg.Server, tg.FlowControlHeld = name, modelserver.EPP, true
 		tgs = append(tgs, tg)
@@ -116,11 +126,19 @@ llm_d_epp_flow_control_queue_size{inference_pool="good",fairness_id="a",priority
 	if o := g.Values; o[Running] != 10 || o[Held] != 3 || o[Current] != 4 || o[PoolSeries] != 1 {
 		t.Errorf("good running %v held %v current %v pool_series %v, want 10 3 4 1", o[Running], o[Held], o[Current], o[PoolSeries])
 	}
+	o := res[3]
+	if err := o.Errors[Held]; !math.IsNaN(o.Values[Held]) || ReasonOf(err) != ReasonAmbiguous ||
+		!strings.Contains(err.Error(), `target "other": the flow-control series (label inference_pool) are of InferencePool "code", the ready endpoints (label name) of "p"`) {
+		t.Errorf("other held %v (%v): want unknown, naming the target and pools code and p", o.Values[Held], err)
+	}
+	if o.Values[Running] != 12 || o.Values[Current] != 3 || o.Errors[Running] != nil {
+		t.Errorf("other running %v current %v (%v), want 12 and 3", o.Values[Running], o.Values[Current], o.Errors)
+	}
 	// The batched queries (one per signal asked: running, waiting,
 	// reporting, kv, current, held, pools, pool_series) and one to name
-	// each of the two refused targets' series.
-	if st.Queries != 8+2 {
-		t.Errorf("queries %d, want 10", st.Queries)
+	// each of the three refused targets' series.
+	if st.Queries != 8+3 {
+		t.Errorf("queries %d, want 11", st.Queries)
 	}
 }
 
