@@ -158,3 +158,35 @@ func asciiUpper(s string) string {
 	}
 	return string(b)
 }
+
+// TestProbable: for the config's warning of two targets on one page, the
+// loopback spellings of one port are one page (localhost reaches
+// 127.0.0.1 or ::1); Of keeps them apart (its duplicates are refused, and
+// a server on 127.0.0.1 alone beside another on [::1] alone are two). Other
+// loopback addresses, another port, an empty path (the reader fetches "/")
+// and a trailing slash stay other pages.
+func TestProbable(t *testing.T) {
+	want := "http://localhost:9090/metrics"
+	for _, u := range []string{"http://localhost:9090/metrics", "http://127.0.0.1:9090/metrics", "http://[::1]:9090/metrics",
+		"HTTP://LocalHost.:9090/metrics", "http://[::ffff:127.0.0.1]:9090/./metrics", "http://u:p@127.0.0.1:09090/metrics#x"} {
+		if got := Probable(u); got != want {
+			t.Errorf("Probable(%s) = %q, want %q", u, got, want)
+		}
+	}
+	if a, b := Of("http://localhost:9090/metrics"), Of("http://127.0.0.1:9090/metrics"); a == b {
+		t.Errorf("Of: localhost and 127.0.0.1 both %q; want them apart (a duplicate there is refused)", a)
+	}
+	if got := Probable("https://127.0.0.1/m?x=%7e"); got != "https://localhost/m?x=~" {
+		t.Errorf("default port: %q, want https://localhost/m?x=~", got)
+	}
+	for _, other := range []string{"http://127.0.0.2:9090/metrics", "http://localhost:9091/metrics", "http://localhost:9090/", "http://localhost:9090/metrics/", "http://localhost.llm:9090/metrics"} {
+		if got := Probable(other); got == want {
+			t.Errorf("Probable(%s) = %q: another page", other, got)
+		}
+	}
+	for _, s := range []string{"-", "pages/a.prom", "ftp://h/x", "http://[::1"} {
+		if got := Probable(s); got != Of(s) {
+			t.Errorf("Probable(%q) = %q, want Of's %q", s, got, Of(s))
+		}
+	}
+}

@@ -37,6 +37,38 @@ func Of(src string) string {
 	return p
 }
 
+// Loopback is the host Probable writes for a loopback host.
+const Loopback = "localhost"
+
+// Probable is the page a source most likely names, for warnings: Of, with
+// a loopback host (localhost, 127.0.0.1, [::1], in any spelling Of
+// folds) written as Loopback. localhost resolves to 127.0.0.1 or ::1
+// (RFC 6761), and a server on loopback almost always listens on what
+// localhost reaches; but a server on 127.0.0.1 alone beside another on
+// [::1] alone, one port, are two pages, so Of (whose duplicates are
+// refused) keeps them apart. Other addresses of 127.0.0.0/8 are other
+// listeners (127.0.0.2 is no 127.0.0.1), and an empty path ("/") is no
+// /metrics (the reader fetches the URL as written), nor is /metrics/
+// (the EPP's metrics server answers /metrics alone): each stays apart.
+func Probable(src string) string {
+	k := Of(src)
+	c, err := CanonicalURL(k)
+	if err != nil || c != k {
+		return k // not an http(s) URL, or one CanonicalURL refuses
+	}
+	scheme, rest, _ := strings.Cut(k, "://")
+	hostport, path, _ := strings.Cut(rest, "/") // a canonical URL has a path
+	u := neturl.URL{Host: hostport}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		if p := u.Port(); p != "" {
+			return scheme + "://" + Loopback + ":" + p + "/" + path
+		}
+		return scheme + "://" + Loopback + "/" + path
+	}
+	return k
+}
+
 // IsHTTP reports whether src is an http:// or https:// URL, the scheme in
 // any case (URL schemes are case-insensitive, RFC 3986 section 3.1).
 func IsHTTP(src string) bool {

@@ -101,6 +101,11 @@ func TestSamePage(t *testing.T) {
 		{"one page, spelt otherwise",
 			"targets:\n" + target("a", "http://x.llm:9090/metrics, http://chat-epp.llm/metrics", "") + target("b", "HTTP://Chat-EPP.llm:80/a/../metrics", ""),
 			`w.yaml:9:12: targets[1].scrape[0]: "HTTP://Chat-EPP.llm:80/a/../metrics" reads the same page as targets[0] "a" (w.yaml:4:39; both http://chat-epp.llm/metrics)`},
+		// A port-forwarded EPP named by its loopback address in one target
+		// and by localhost in another: it was not warned of.
+		{"one loopback page",
+			"targets:\n" + target("a", "http://localhost:9090/metrics", "") + target("b", "http://127.0.0.1:9090/metrics", ""),
+			`w.yaml:9:12: targets[1].scrape[0]: "http://127.0.0.1:9090/metrics" reads the same page as targets[0] "a" (w.yaml:4:12; both http://localhost:9090/metrics)`},
 	}
 	for _, c := range warned {
 		cfg, err := Parse([]byte(c.doc), "w.yaml")
@@ -120,5 +125,22 @@ func TestSamePage(t *testing.T) {
 	cfg, err = Parse([]byte("targets:\n"+target("a", "http://e:9090/metrics", "")+target("b", "http://f:9090/metrics", "")), "w.yaml")
 	if err != nil || len(cfg.Warnings) != 0 {
 		t.Errorf("two pages: err %v, warnings %v", err, cfg.Warnings)
+	}
+	// Another loopback address, an empty path (the reader fetches "/"),
+	// a trailing slash: other pages, no warning.
+	for _, b := range []string{"http://127.0.0.2:9090/metrics", "http://localhost:9090", "http://localhost:9090/metrics/"} {
+		cfg, err = Parse([]byte("targets:\n"+target("a", "http://localhost:9090/metrics", "")+target("b", b, "")), "w.yaml")
+		if err != nil || len(cfg.Warnings) != 0 {
+			t.Errorf("%s: err %v, warnings %v; want none", b, err, cfg.Warnings)
+		}
+	}
+	// In one list: warned (refused only when certain).
+	cfg, err = Parse([]byte("targets:\n"+target("a", "http://localhost:9090/metrics, 'http://[::1]:9090/metrics'", "")), "w.yaml")
+	want := `targets[0].scrape[1]: "http://[::1]:9090/metrics" and scrape[0] "http://localhost:9090/metrics" are both loopback at one port (http://localhost:9090/metrics)`
+	if err != nil {
+		t.Fatalf("one list: %v", err)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), want) {
+		t.Errorf("one list: warnings %v; want one with %s", cfg.Warnings, want)
 	}
 }

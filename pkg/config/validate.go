@@ -46,8 +46,8 @@ type validator struct {
 	// selectors maps a selector's matcher set to its first target.
 	workloads map[string]*workloadUse
 	selectors map[string]selectorUse
-	// pages maps each scrape URL's page (sourcekey.Of) to the first target
-	// that lists it.
+	// pages maps each scrape URL's page (sourcekey.Probable) to the first
+	// target that lists it.
 	pages map[string]selectorUse
 	// rolePrefix and parentPrefix are set while a P/D target's role is
 	// validated (roles.go: key); reported holds what at said, so the
@@ -341,6 +341,17 @@ func (v *validator) target(p string, t *Target) {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (both %s once normalised as RFC 3986 section 6 does); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again), sourcekey.Redact(sourcekey.Of(s)))
 			}
 		} else {
+			if k := sourcekey.Probable(s); k != sourcekey.Of(s) {
+				// Loopback spellings of one port: refused only when
+				// certain (a server on 127.0.0.1 alone and another on
+				// [::1] alone are two pages), said otherwise.
+				for i, o := range t.Scrape.URLs[:j] {
+					if sourcekey.Probable(o) == k {
+						v.warn(fmt.Sprintf("%s.scrape[%d]", p, j), "%q and scrape[%d] %q are both loopback at one port (%s): one page unless two servers listen apart on 127.0.0.1 and [::1]; read twice, one replica counts twice", sourcekey.Redact(s), i, sourcekey.Redact(o), sourcekey.Redact(k))
+						break
+					}
+				}
+			}
 			v.samePage(p, j, t)
 		}
 	}
@@ -756,7 +767,8 @@ func (v *validator) repeated(uses map[string]selectorUse, k, key, p string, t *T
 }
 
 // samePage warns of a target whose scrape[j] names the same page
-// (sourcekey.Of: after RFC 3986 normalisation) as an earlier target's
+// (sourcekey.Probable: after RFC 3986 normalisation, loopback hosts of one
+// port as one) as an earlier target's
 // scrape URL, as sameSelector warns of two targets on one selector: both
 // read the same pods (an EPP's page: the same pool) and each exports, and
 // may scale on, its own decision, so one pool is scaled twice. Two
@@ -765,7 +777,7 @@ func (v *validator) repeated(uses map[string]selectorUse, k, key, p string, t *T
 func (v *validator) samePage(p string, j int, t *Target) {
 	u := t.Scrape.URLs[j]
 	k := v.key(fmt.Sprintf("%s.scrape[%d]", p, j))
-	page := sourcekey.Of(u)
+	page := sourcekey.Probable(u)
 	i, prev, again := v.repeated(v.pages, page, k, p, t)
 	if !again {
 		return
