@@ -229,8 +229,30 @@ func twoSeriesError(target, name string, a, b model.Metric, page []string) error
 			where = append(where, fmt.Sprintf("%s=%q", l, v))
 		}
 	}
+	if a[model.InstanceLabel] == "" && a[model.LabelName(page[2])] == "" {
+		// No instance and no pod: a relabel dropped what tells one scraped
+		// page from another, so two EPP replicas' series (one each) look
+		// like one page's two. Refused all the same (fail closed), with the
+		// way out: their own series were one each.
+		return fmt.Errorf("target %q: %s has two series that no %s or %s label tells apart {%s}, differing in %s: the router writes one per pool (label %s) on each EPP replica's page, and a relabel that drops %s and %s leaves two replicas' series (or one page's two) indistinguishable, so which is the pool's is unknown; keep %s or %s on the EPP's series (or, if %s names the EPP's pod, relabel it to %s)",
+			target, name, model.InstanceLabel, page[2], strings.Join(where, ","), strings.Join(diff, ", "), poolLabel, model.InstanceLabel, page[2], model.InstanceLabel, page[2], strings.Join(diffNames(a, b), " or "), page[2])
+	}
 	return fmt.Errorf("target %q: %s has two series on one EPP page {%s}, differing in %s: the router writes one per pool (label %s), so which is the pool's is unknown (an extra label: a newer or patched router, or relabelling; read as one, the larger would be taken); drop the extra label (metric_relabel_configs) or scrape the EPP's own /metrics (its pods' port 9090)",
 		target, name, strings.Join(where, ","), strings.Join(diff, ", "), poolLabel)
+}
+
+// diffNames are the names of the labels in which a and b differ, sorted.
+func diffNames(a, b model.Metric) []string {
+	var out []string
+	for _, m := range []model.Metric{a, b} {
+		for l := range m {
+			if a[l] != b[l] && !slices.Contains(out, string(l)) {
+				out = append(out, string(l))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // onePoolSeries reads PoolSeries (no series: 0) and, with d, makes the

@@ -155,6 +155,42 @@ func TestEngineEPPHeldNaNFlow(t *testing.T) {
 	}
 }
 
+// TestEngineEPPPageLabelsDropped: pool_series tells one scraped page from
+// another by job, instance and pod. A relabel that drops instance and pod
+// (keeping the pod's name under another label, kubernetes_pod_name here)
+// leaves two EPP replicas of pool chat, 4 ready averaging 2.5 each, as one
+// page's two series of each gauge: refused (every signal unknown,
+// ambiguous), never read silently, and the error says that no instance or
+// pod label tells them apart and how to keep one. With pod kept, the same
+// series read round(2.5 x 4) = 10 running. (A relabel that leaves nothing
+// apart makes the replicas one series in Prometheus's TSDB, their samples
+// interleaved: no query can see two pages in it; docs/llm-d.md.)
+func TestEngineEPPPageLabelsDropped(t *testing.T) {
+	load := func(podLabel string) string {
+		var b strings.Builder
+		for _, pod := range []string{"epp-1", "epp-2"} {
+			l := `namespace="llm",service="chat-epp",` + podLabel + `="` + pod + `",name="chat"`
+			b.WriteString("  llm_d_epp_ready_endpoints{" + l + "} 4x40\n")
+			b.WriteString("  llm_d_epp_average_running_requests{" + l + "} 2.5x40\n")
+			b.WriteString("  llm_d_epp_average_queue_size{" + l + "} 0x40\n")
+		}
+		return b.String()
+	}
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, newEngineAPI(t, load("kubernetes_pod_name")), tg, Options{})
+	err := r.Errors[Running]
+	want := `llm_d_epp_average_queue_size has two series that no instance or pod label tells apart {}, differing in kubernetes_pod_name ("epp-1", "epp-2")`
+	if v := r.Values[Running]; !math.IsNaN(v) || ReasonOf(err) != ReasonAmbiguous || !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "if kubernetes_pod_name names the EPP's pod, relabel it to pod") {
+		t.Errorf("pod label dropped: running %v (%v); want unknown, ambiguous, with %q", v, err, want)
+	}
+	r = evalOne(t, newEngineAPI(t, load("pod")), tg, Options{})
+	if v := r.Values[Running]; v != 10 || r.Errors[Running] != nil {
+		t.Errorf("pod label kept: running %v (%v), want 10", v, r.Errors[Running])
+	}
+}
+
 // TestEngineEPPTwoPools: two InferencePools' Endpoint Pickers in one
 // namespace, chat (4 ready endpoints averaging 10 running) and code (1
 // ready at 2), and a selector of the namespace alone. max() mixed them:
