@@ -1,9 +1,14 @@
 package promql
 
 import (
+	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/modelserver"
 )
@@ -188,6 +193,60 @@ func TestEngineEPPPageLabelsDropped(t *testing.T) {
 	r = evalOne(t, newEngineAPI(t, load("pod")), tg, Options{})
 	if v := r.Values[Running]; v != 10 || r.Errors[Running] != nil {
 		t.Errorf("pod label kept: running %v (%v), want 10", v, r.Errors[Running])
+	}
+}
+
+// detailFails answers every query through api but the pool_series detail
+// query (a bare {__name__=~...} selector), which fails as a Prometheus
+// that times out does.
+type detailFails struct{ *engineAPI }
+
+func (d detailFails) Instant(ctx context.Context, q string, ts time.Time) (model.Vector, []string, error) {
+	if strings.HasPrefix(q, `{__name__=~`) {
+		return nil, nil, &QueryError{Reason: ReasonTimeout, Query: q, Err: errors.New("query timed out")}
+	}
+	return d.engineAPI.Instant(ctx, q, ts)
+}
+
+// TestEngineEPPPoolSeriesDetailFails: the query that names the series of
+// a target whose pool_series count is above 1 fails. Only that target is
+// affected: doubled (flows of pools chat and code: count 2) has every
+// signal unknown, not held alone, because the count cannot say which part
+// is above 1 (a pool gauge doubled reads its larger series as the pool's:
+// every signal; flows of two pools: held), and guessing held would let a
+// doubled gauge through silently; the error gives the count and the
+// query's error, the target keeps its last decision for the cycle
+// (no-data) and the next cycle asks again. good, in the same batch, reads
+// its pool: round(2.5 x 4) = 10 running, 1 held.
+func TestEngineEPPPoolSeriesDetailFails(t *testing.T) {
+	api := detailFails{newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="doubled-epp",pod="d-1",name="chat"} 3x40
+  llm_d_epp_average_running_requests{namespace="llm",service="doubled-epp",pod="d-1",name="chat"} 4x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="doubled-epp",pod="d-1",inference_pool="chat",fairness_id="a",priority="0"} 3x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="doubled-epp",pod="d-1",inference_pool="code",fairness_id="b",priority="0"} 2x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="good-epp",pod="g-1",name="good"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="good-epp",pod="g-1",name="good"} 2.5x40
+  llm_d_epp_average_queue_size{namespace="llm",service="good-epp",pod="g-1",name="good"} 0x40
+  llm_d_epp_average_kv_cache_utilization{namespace="llm",service="good-epp",pod="g-1",name="good"} 0.5x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="good-epp",pod="g-1",inference_pool="good",fairness_id="a",priority="0"} 1x40
+`)}
+	var tgs []Target
+	for _, name := range []string{"doubled", "good"} {
+		tg := sel(t, `{namespace="llm",service="`+name+`-epp"}`)
+		tg.Name, tg.Server, tg.FlowControlHeld = name, modelserver.EPP, true
+		tgs = append(tgs, tg)
+	}
+	res, _ := (&Evaluator{API: api}).Evaluate(context.Background(), tgs, at)
+	d := res[0]
+	for _, s := range []Signal{Running, Current, Held} {
+		err := d.Errors[s]
+		if !math.IsNaN(d.Values[s]) || ReasonOf(err) != ReasonAmbiguous || !strings.Contains(err.Error(), `target "doubled": 2 series of one EPP pool gauge on one page, or flow-control series of 2 InferencePools (the series could not be read to name them:`) ||
+			!strings.Contains(err.Error(), "query timed out") {
+			t.Errorf("doubled %s %v (%v): want unknown, ambiguous, with the count and the query's error", s, d.Values[s], err)
+		}
+	}
+	if g := res[1]; len(g.Errors) != 0 || g.Values[Running] != 10 || g.Values[Held] != 1 {
+		t.Errorf("good running %v held %v (%v), want 10 and 1", g.Values[Running], g.Values[Held], g.Errors)
 	}
 }
 
