@@ -50,7 +50,9 @@ type State struct {
 	// RequestRunning is requests in flight through the EPP, by fairness id.
 	RequestRunning map[string]float64
 	// Flows are the flow-control queues (flowControl feature gate); nil:
-	// flow control off (no flow-control families).
+	// flow control off (no flow-control families); empty: on, no request
+	// since the EPP started (no queue series: the router writes a flow's
+	// from its first request; the saturation, from its start).
 	Flows []Flow
 	// Saturation by stage (prefill, decode, effective); Stale is
 	// flow_control_stale_endpoints. Written only with Flows != nil.
@@ -149,7 +151,9 @@ func Page(s State) string {
 		for _, f := range s.Flows {
 			q = append(q, [2]string{fmt.Sprintf(`{fairness_id=%q,inference_pool=%q,model_name=%q,priority=%q,target_model_name=%q}`, f.FairnessID, s.Pool, s.Model, f.Priority, s.Model), num(f.Held)})
 		}
-		gauge("llm_d_epp_flow_control_queue_size", "inference_extension_flow_control_queue_size", "Current number of requests actively held in the Flow Control queue.", q...)
+		if len(q) > 0 { // a gauge vector without series: no line at all (client_golang)
+			gauge("llm_d_epp_flow_control_queue_size", "inference_extension_flow_control_queue_size", "Current number of requests actively held in the Flow Control queue.", q...)
+		}
 		var sat [][2]string
 		for _, st := range slices.Sorted(maps.Keys(s.Saturation)) {
 			sat = append(sat, [2]string{fmt.Sprintf(`{inference_pool=%q,stage=%q}`, s.Pool, st), num(s.Saturation[st])})

@@ -258,7 +258,10 @@ var ErrNotCount = errors.New("not a count of held requests")
 // as a gauge's, and the twin is not read in its place, the page being wrong
 // about what its held count is), or ErrNotCount. A family declared without
 // samples is passed over (client_golang writes none; the twin may have
-// them). NaN, "" and nil when neither family has samples.
+// them). When neither family has samples but the page has the flow
+// controller's saturation (either spelling), 0 and the queue family of
+// that spelling, which the router writes from a flow's first request on;
+// else NaN, "" and nil.
 func readFlowQueue(raw *rawPage) (held float64, family string, err error) {
 	for _, name := range modelserver.EPPFamilies().FlowQueue.Names() {
 		if !raw.has(name) {
@@ -285,6 +288,19 @@ func readFlowQueue(raw *rawPage) (held float64, family string, err error) {
 			return math.NaN(), name, fmt.Errorf("%s sums to %g over its flows (allowed: 0 to %g): %w", name, t, MaxRequests, ErrNotCount)
 		}
 		return t, name, nil
+	}
+	// No flow has a series: the router's queue gauge has one per flow from
+	// that flow's first request on (client_golang writes no line for a
+	// gauge vector without series). Its flow controller writes the pool's
+	// saturation from its start (every dispatch cycle), so a page with the
+	// saturation and no queue is of an EPP with flow control on that has
+	// held no request since it started: 0 held, not unknown (unknown, a pool
+	// up with no traffic after an EPP restart never scaled to zero).
+	f := modelserver.EPPFamilies()
+	for i, name := range f.Saturation.Names() {
+		if raw.checkType(name, gaugeKind) == nil && len(raw.byName[name]) > 0 {
+			return 0, f.FlowQueue.Names()[i], nil
+		}
 	}
 	return math.NaN(), "", nil
 }

@@ -351,6 +351,8 @@ func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
 //     now both refuse it (ErrNotCount: a billion requests is the most);
 //   - a flow at -2e9 beside one at 2: ReadHeld read 2 (clamped), the target
 //     refused the page; now ReadHeld refuses it too, naming the series.
+//
+// Neither read a page of flow control with no queue series yet as 0.
 func TestFlowQueueOneReader(t *testing.T) {
 	const cur, twin = "llm_d_epp_flow_control_queue_size", "inference_extension_flow_control_queue_size"
 	for _, tc := range []struct {
@@ -368,6 +370,12 @@ func TestFlowQueueOneReader(t *testing.T) {
 		{"declared, no samples", "# TYPE " + cur + " gauge\n" + twin + " 3\n", 3, "", nil},
 		{"sum beyond a billion", cur + "{fairness_id=\"a\"} 6e8\n" + cur + "{fairness_id=\"b\"} 6e8\n", math.NaN(),
 			cur + " sums to 1.2e+09 over its flows (allowed: 0 to 1e+09): not a count of held requests", ErrNotCount},
+		// Flow control on, no request since the EPP started: the router
+		// writes the saturation from its start, a flow's queue series from
+		// its first request. It was unknown, and a pool up with no traffic
+		// never scaled to zero; now 0 (either spelling of the saturation).
+		{"saturation, no queue", "llm_d_epp_flow_control_pool_saturation{inference_pool=\"chat\",stage=\"effective\"} 0\n", 0, "", nil},
+		{"twin saturation, no queue", "inference_extension_flow_control_pool_saturation{inference_pool=\"chat\",stage=\"effective\"} 0\n", 0, "", nil},
 		{"NaN flow", cur + "{fairness_id=\"a\"} 2\n" + cur + "{fairness_id=\"b\"} NaN\n", math.NaN(),
 			cur + ` has a NaN or infinite flow ({__name__="` + cur + `", fairness_id="b"} is NaN)`, ErrNotCount},
 	} {

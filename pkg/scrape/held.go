@@ -67,18 +67,15 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		// garbage 0 would say zero replicas are known).
 		h.Ready = math.NaN()
 	}
-	family := HeldFamily
 	if !raw.has(HeldFamily) {
 		// An llm-d EPP's page: its flow-control queue holds the requests
-		// (the current family, else its deprecated twin, never both), and
-		// the pool is ready when it has a ready endpoint.
-		f := modelserver.EPPFamilies()
-		held, name, err := readFlowQueue(raw) // each flow clamped at 0 (epp.go)
+		// (readFlowQueue: the current family, else its deprecated twin,
+		// never both), and the pool is ready when it has a ready endpoint.
+		held, name, err := readFlowQueue(raw)
 		if err != nil {
 			return bad, fmt.Errorf("%s: %w", url, err)
 		}
 		if name != "" {
-			family, h.Held = name, held
 			// An EPP serves one pool: flows or pool gauges of two are not
 			// this pool's held count (checkPools).
 			if _, err := checkPools(raw); err != nil {
@@ -88,9 +85,8 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 				}
 				return bad, fmt.Errorf("%s: not one Endpoint Picker's page: %w", url, err)
 			}
-			h.Pool = poolName(raw)
-			h.Ready = math.NaN()
-			for _, name := range f.ReadyEndpoints.Names() {
+			h.Held, h.Pool, h.Ready = held, poolName(raw), math.NaN()
+			for _, name := range modelserver.EPPFamilies().ReadyEndpoints.Names() {
 				if r := gaugeSum(raw, name); !math.IsNaN(r) {
 					// A count of endpoints (0..MaxEndpoints); anything
 					// else (-2 read as none ready) is unknown.
@@ -103,16 +99,17 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 					break
 				}
 			}
+			return h, nil
 		}
 	}
-	if err := raw.checkType(family, gaugeKind); err != nil {
+	if err := raw.checkType(HeldFamily, gaugeKind); err != nil {
 		return bad, fmt.Errorf("%s: %w", url, err)
 	}
-	if !raw.has(family) {
+	if !raw.has(HeldFamily) {
 		return bad, fmt.Errorf("%s: no %s (nor an llm-d EPP's flow-control queue)", url, HeldFamily)
 	}
 	if math.IsNaN(h.Held) || math.IsInf(h.Held, 0) || h.Held < 0 || h.Held > MaxRequests {
-		return bad, fmt.Errorf("%s: %s is %v: not a count of requests (allowed: 0 to %g)", url, family, h.Held, MaxRequests)
+		return bad, fmt.Errorf("%s: %s is %v: not a count of requests (allowed: 0 to %g)", url, HeldFamily, h.Held, MaxRequests)
 	}
 	return h, nil
 }

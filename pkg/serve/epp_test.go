@@ -437,6 +437,31 @@ func TestEPPHeldWrongTypeNamed(t *testing.T) {
 	}
 }
 
+// TestEPPHeldNoRequestYet: an EPP with flow control on that has held no
+// request since it started writes the pool's saturation but no queue series
+// (the router's gauge vector has one per flow from its first request). A
+// pool up at 1 replica with no traffic read held unknown ("is the
+// flowControl feature gate on?") and never scaled to zero (an unknown held
+// count is unknown activity); it reads 0 held now, known, nothing running.
+func TestEPPHeldNoRequestYet(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{}, Saturation: map[string]float64{"effective": 0},
+		Endpoints: []epptest.Endpoint{{Name: "chat-0", Fresh: true}}})
+	defer epp.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if r.Obs.Held != 0 || r.Obs.Running != 0 || r.Obs.Current != 1 || len(r.Errors) != 0 {
+		t.Errorf("held %v running %v current %d errors %v; want 0 held known, 0 running, 1 current, no error", r.Obs.Held, r.Obs.Running, r.Obs.Current, r.Errors)
+	}
+	epp.Set(func(s *epptest.State) { s.Flows, s.Saturation = nil, nil }) // flow control off: unknown, said
+	r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Err.Error(), "is the flowControl feature gate on?") {
+		t.Errorf("flow control off: held %v errors %v; want unknown, the gate named", r.Obs.Held, r.Errors)
+	}
+}
+
 // chatEPPSource is a Prometheus-mode config at url of one target, chat,
 // selecting the chat-epp service's series, with target's YAML after its
 // selector, and its source.
