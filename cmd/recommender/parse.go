@@ -203,6 +203,9 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 		if pl := p.Pool; pl != nil {
 			notes = append(notes, fmt.Sprintf("%s: llm-d EPP of pool %q: %s ready endpoints, %s held in flow control, %s in flight, saturation %s (unknown when fail-closed: empty pool or stale endpoints)",
 				p.Source, pl.Name, num(pl.Ready), num(pl.FlowQueue), num(pl.RequestRunning), num(pl.Effective)))
+			if pl.FlowQueueErr != nil { // held unknown, as serve reads it
+				notes = append(notes, fmt.Sprintf("%s: flow-control queue not read: %v", p.Source, pl.FlowQueueErr))
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {

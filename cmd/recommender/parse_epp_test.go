@@ -56,3 +56,22 @@ func TestParseEPP(t *testing.T) {
 		t.Errorf("json: %s", out.String())
 	}
 }
+
+// TestParseEPPFlowQueueNotRead: a page whose flow-control queue is declared
+// a counter prints held "-" and a note saying why (the reason serve gives
+// its held error), not a silent "-".
+func TestParseEPPFlowQueueNotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "epp.prom")
+	page := "llm_d_epp_ready_endpoints{name=\"chat\"} 1\n# TYPE llm_d_epp_flow_control_queue_size counter\nllm_d_epp_flow_control_queue_size{inference_pool=\"chat\"} 4\n"
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"parse", "--server", "epp", path}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := path + ": flow-control queue not read: llm_d_epp_flow_control_queue_size is declared a counter, infscale reads it as a gauge"
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "- held in flow control") {
+		t.Errorf("text:\n%s\nwant a note with %q", out.String(), want)
+	}
+}
