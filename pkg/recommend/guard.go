@@ -145,8 +145,10 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 // latencyCap bounds a latency guard (ttft, queuewait) of a policy with
 // the demand signal, a Capacity and a lookahead by what the capacity needs
 // for the arrivals and the queue: ceil((rate × per + min(waiting × per /
-// target, holders)) / U), U the demand target, at least the current count
-// unless the queue sits on fewer replicas than are ready. A request waits
+// target, holders)) / U), U the demand target; when the guard asks for
+// more than the current count, at least the current count unless the
+// queue sits on fewer replicas than are ready; when it asks for fewer (its
+// latency below target, outside the tolerance), at least 1. A request waits
 // on the replica it was routed to at arrival, so a queue keeps busy only
 // the replicas that hold it, those with a full batch: max(1, floor(running
 // / batch)), or Observation.Queued when the source counted them; the
@@ -158,7 +160,11 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 // its recommendation is within the cap, or an input is unknown.
 // docs/recommend.md ("Latency guards sized by capacity") works it.
 func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State, now time.Time) (int, string, bool) {
-	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || r.Desired <= cur {
+	// below: the latency under its target, outside the tolerance (the
+	// ratio's ceiling can still ask for the current count: ceil(0.7125 ×
+	// 3) = 3).
+	below := r.Valid && r.Ratio < 1-p.tol.Down && r.Desired <= cur
+	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || (r.Desired <= cur && !below) {
 		return 0, "", false
 	}
 	u := 0.0
@@ -195,6 +201,20 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 		word = " replica"
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
+	if below {
+		// Below its target: a latency under target says the fleet is not
+		// short, not how many fewer serve (a queue's wait stays near 0 at
+		// any count short of saturation, and a quantile in a histogram's
+		// lowest bucket reads as most of its bound: vLLM's queue time, 0.3
+		// s, reads 0.285 at any wait); the capacity sizes the scale-down.
+		n := max(1, ceilReplicas(need))
+		if r.Desired <= n {
+			return 0, "", false
+		}
+		return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
+			" s, " + num(holders) + word + " holding the queue: " + counted + ")) / utilisation " + num(u) +
+			" = " + countText(need) + ", below its target the latency does not size a scale-down: at most " + itoa(n), true
+	}
 	// A queue on fewer replicas than serve is one the others cannot take:
 	// the current count holds it no better than the capacity's need.
 	n, floor := max(cur, ceilReplicas(need)), "current "+itoa(cur)

@@ -725,3 +725,41 @@ func TestHoldTextLowAge(t *testing.T) {
 		t.Errorf("steps:\n%s\nwant %q", stepsText(d), want)
 	}
 }
+
+// TestLatencyCapBelowTarget: a latency guard below its target, outside the
+// tolerance, is bounded by the capacity too, so a quantile that reads
+// high for want of buckets does not hold the fleet. vLLM's queue-time
+// histogram starts at le=0.3: any waits all under 0.3 s read p95 = 0.3 ×
+// 0.95 = 0.285 s. On 3 replicas at 0.4 req/s (testCapacity: 0.15625
+// replica-s a request, 0.0625 busy): demand:0.5 asks ceil(0.0625 / 0.5) =
+// 1; ttft 0.3 s / 2 s = 0.15 × 3 = 0.45, 1; queuewait 0.285 / 0.4 =
+// 0.7125, outside [0.9, 1.1], × 3 = 2.1375, 3: the current count, held
+// whatever the load. Capped: (0.0625 + min(0 waiting, 0)) / 0.5 = 0.125,
+// at least 1: the decision is 1. On 4 the same ratio asks ceil(2.85) = 3,
+// capped to 1. At 0.38 s (0.95, within the tolerance) the latency is at
+// its target and keeps 3; without the demand signal the HPA's rule holds
+// 3 (docs/recommend.md, "Latency guards sized by capacity").
+func TestLatencyCapBelowTarget(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}, {Signal: SignalQueueWait, Target: 0.4}},
+		Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
+	obs := func(cur int, qt float64) Observation {
+		o := demandObs(cur, 0.4)
+		o.Running, o.Waiting, o.TTFT, o.QueueTime = 1, 0, 0.3, qt
+		return o
+	}
+	d := Decide(p, obs(3, 0.285), nil, at(0))
+	if r := d.Raw[2]; d.Desired != 1 || r.Signal != SignalQueueWait || r.Replicas != 3 || r.Desired != 1 ||
+		!strings.Contains(stepsText(d), "below its target the latency does not size a scale-down: at most 1") {
+		t.Errorf("3 replicas, queuewait 0.285 s: desired %d (queuewait %+v), want 1 (its 3 capped at 1)\n%s", d.Desired, r, stepsText(d))
+	}
+	if d = Decide(p, obs(4, 0.285), nil, at(0)); d.Desired != 1 || d.Raw[2].Replicas != 3 || d.Raw[2].Desired != 1 {
+		t.Errorf("4 replicas: desired %d (queuewait %+v), want 1", d.Desired, d.Raw[2])
+	}
+	if d = Decide(p, obs(3, 0.38), nil, at(0)); d.Desired != 3 || d.Raw[2].Desired != 3 {
+		t.Errorf("queuewait 0.38 s (0.95, within the tolerance): desired %d, want 3 kept\n%s", d.Desired, stepsText(d))
+	}
+	plain := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueueWait, Target: 0.4}}, Min: 1, Max: 10})
+	if d = Decide(plain, obs(3, 0.285), nil, at(0)); d.Desired != 3 {
+		t.Errorf("queuewait alone: desired %d, want the HPA's ceil(0.7125 × 3) = 3\n%s", d.Desired, stepsText(d))
+	}
+}

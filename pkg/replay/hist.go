@@ -74,10 +74,60 @@ func (h *hist) quantile(q float64) float64 {
 // ttftBuckets are vLLM's vllm:time_to_first_token_seconds bucket bounds:
 // the window quantile a ttft policy sees is computed from them with
 // Prometheus's histogram_quantile interpolation, as in production.
-var ttftBuckets = [...]float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+var ttftBuckets = newBuckets(0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
 
-// window is a sliding histogram over the last slots periods, in vLLM buckets.
+// queueBuckets are vLLM's vllm:request_queue_time_seconds bucket bounds
+// (its request_latency_buckets, v0.6+; pkg/fleet writes the same): the
+// queuewait signal reads its quantile from them as in production, where a
+// wait of a few milliseconds reads as up to 0.3 s (the lowest bucket,
+// interpolated from 0).
+var queueBuckets = newBuckets(0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
+
+// buckets is a histogram's bucket bounds (increasing, +Inf implied last)
+// with a table that finds a value's bucket from its binary exponent.
+type buckets struct {
+	bounds []float64
+	// start[e] is the first bucket whose bound is at least
+	// 2^(e+bucketMinExp): a value in [2^x, 2^(x+1)) lies in it or a few
+	// buckets after.
+	start [bucketMaxExp - bucketMinExp]uint8
+}
+
+// bucketMinExp and bucketMaxExp bound the powers of two a bucket table
+// covers: from below the lowest bound to above the highest of both sets.
+const (
+	bucketMinExp = -10 // 2^-10 < 0.001
+	bucketMaxExp = 13  // 2^13 > 7680
+	bucketLow    = 1.0 / (1 << -bucketMinExp)
+	bucketHigh   = 1 << bucketMaxExp
+)
+
+func newBuckets(bounds ...float64) *buckets {
+	b := &buckets{bounds: bounds}
+	for e := range b.start {
+		b.start[e] = uint8(sort.SearchFloat64s(bounds, math.Ldexp(1, e+bucketMinExp)))
+	}
+	return b
+}
+
+// index is v's bucket: the first whose bound is at least v, len(bounds)
+// (+Inf) when none is (NaN too). The value's binary exponent picks where
+// to start looking.
+func (b *buckets) index(v float64) int {
+	i := 0
+	if v >= bucketLow && v < bucketHigh {
+		i = int(b.start[int(math.Float64bits(v)>>52)-1023-bucketMinExp])
+	}
+	for i < len(b.bounds) && !(v <= b.bounds[i]) {
+		i++
+	}
+	return i
+}
+
+// window is a sliding histogram over the last slots periods, in a model
+// server's buckets.
 type window struct {
+	b      *buckets
 	slots  [][]float64 // per period, per bucket (+Inf last)
 	ids    []int64     // the period index each slot holds
 	period float64
@@ -86,11 +136,11 @@ type window struct {
 	cur    []float64 // slots[last]
 }
 
-func newWindow(span, period float64) *window {
+func newWindow(b *buckets, span, period float64) *window {
 	n := max(1, int(math.Ceil(span/period))) + 1 // the current, partial period too
-	w := &window{slots: make([][]float64, n), ids: make([]int64, n), period: period}
+	w := &window{b: b, slots: make([][]float64, n), ids: make([]int64, n), period: period}
 	for i := range w.slots {
-		w.slots[i] = make([]float64, len(ttftBuckets)+1)
+		w.slots[i] = make([]float64, len(b.bounds)+1)
 		w.ids[i] = -1
 	}
 	return w
@@ -100,7 +150,7 @@ func (w *window) add(t, v float64) {
 	if !(t >= w.lo && t < w.hi) {
 		w.turn(t)
 	}
-	w.cur[ttftBucket(v)]++
+	w.cur[w.b.index(v)]++
 }
 
 // turn points last at the slot of t's period, cleared when it held an
@@ -119,44 +169,13 @@ func (w *window) turn(t float64) {
 	w.cur = w.slots[w.last]
 }
 
-// ttftStart[e] is the first bucket whose bound is at least 2^(e+ttftMinExp):
-// a value in [2^x, 2^(x+1)) lies in it or a few buckets after.
-var ttftStart = func() (start [ttftMaxExp - ttftMinExp]uint8) {
-	for e := range start {
-		start[e] = uint8(sort.SearchFloat64s(ttftBuckets[:], math.Ldexp(1, e+ttftMinExp)))
-	}
-	return start
-}()
-
-// ttftMinExp and ttftMaxExp bound the powers of two ttftStart covers: from
-// below the lowest bucket bound to above the highest.
-const (
-	ttftMinExp = -10 // 2^-10 < 0.001
-	ttftMaxExp = 12  // 2^12 > 2560
-	ttftLow    = 1.0 / (1 << -ttftMinExp)
-	ttftHigh   = 1 << ttftMaxExp
-)
-
-// ttftBucket is the index of v's bucket: the first whose bound is at least
-// v, len(ttftBuckets) (+Inf) when none is (NaN too). The value's binary
-// exponent picks where to start looking.
-func ttftBucket(v float64) int {
-	i := 0
-	if v >= ttftLow && v < ttftHigh {
-		i = int(ttftStart[int(math.Float64bits(v)>>52)-1023-ttftMinExp])
-	}
-	for i < len(ttftBuckets) && !(v <= ttftBuckets[i]) {
-		i++
-	}
-	return i
-}
-
 // quantile is histogram_quantile(q) over the periods ending at t (the
 // current one and the ones before it in the window); NaN when no request
-// got its first token there (the ttft metric abstains).
+// was recorded there (the ttft and queuewait metrics abstain).
 func (w *window) quantile(t, q float64) float64 {
 	now := int64(t / w.period)
-	counts := make([]float64, len(ttftBuckets)+1)
+	bs := w.b.bounds
+	counts := make([]float64, len(bs)+1)
 	var n float64
 	for s, id := range w.ids {
 		if id >= 0 && id > now-int64(len(w.slots)) && id <= now {
@@ -173,14 +192,14 @@ func (w *window) quantile(t, q float64) float64 {
 	var c float64
 	for i, k := range counts {
 		if c+k >= rank && k > 0 {
-			if i == len(ttftBuckets) {
-				return ttftBuckets[len(ttftBuckets)-1] // Prometheus: the highest finite bound
+			if i == len(bs) {
+				return bs[len(bs)-1] // Prometheus: the highest finite bound
 			}
 			lo := 0.0
 			if i > 0 {
-				lo = ttftBuckets[i-1]
+				lo = bs[i-1]
 			}
-			return lo + (ttftBuckets[i]-lo)*(rank-c)/k
+			return lo + (bs[i]-lo)*(rank-c)/k
 		}
 		c += k
 	}

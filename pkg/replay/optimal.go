@@ -516,7 +516,7 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 		return scheduleResult{}, err
 	}
 	defer rd.Close()
-	s := &sim{cfg: cfg, sp: e.sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period)}
+	s := &sim{cfg: cfg, sp: e.sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(ttftBuckets, cfg.TTFTWindow, cfg.Period)}
 	if e.src.Duration > 0 {
 		s.end = e.src.Duration
 	}

@@ -317,8 +317,8 @@ func (h *xferHeap) next() float64 {
 // newPoolSim is one pool of a pair (no reader or controller of its own).
 func newPoolSim(e env, role poolRole, name string) *sim {
 	cfg := e.cfg
-	s := &sim{cfg: cfg, sp: e.sp, end: math.Inf(1), role: role, ttftWin: newWindow(cfg.TTFTWindow, cfg.Period),
-		queueWin: newWindow(cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
+	s := &sim{cfg: cfg, sp: e.sp, end: math.Inf(1), role: role, ttftWin: newWindow(ttftBuckets, cfg.TTFTWindow, cfg.Period),
+		queueWin: newWindow(queueBuckets, cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
 	if e.src.Duration > 0 {
 		s.end = e.src.Duration
 	}

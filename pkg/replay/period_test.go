@@ -52,39 +52,46 @@ func TestSpanOfMatchesDivision(t *testing.T) {
 	}
 }
 
-// TestTTFTBucket checks the bucket lookup against the first bound at
-// least v (Prometheus's le), at random values, each bound and the floats
-// beside it, and NaN, negative and huge values (+Inf bucket for NaN).
-func TestTTFTBucket(t *testing.T) {
-	linear := func(v float64) int {
-		for j, b := range ttftBuckets {
-			if v <= b {
-				return j
+// TestBucketIndex checks the bucket lookup of both bucket sets against the
+// first bound at least v (Prometheus's le), at random values, each bound
+// and the floats beside it, and NaN, negative and huge values (+Inf
+// bucket for NaN).
+func TestBucketIndex(t *testing.T) {
+	for _, b := range []*buckets{ttftBuckets, queueBuckets} {
+		linear := func(v float64) int {
+			for j, x := range b.bounds {
+				if v <= x {
+					return j
+				}
 			}
+			return len(b.bounds)
 		}
-		return len(ttftBuckets)
-	}
-	var vs []float64
-	for _, b := range ttftBuckets {
-		vs = append(vs, b, math.Nextafter(b, 0), math.Nextafter(b, math.Inf(1)))
-	}
-	for e := ttftMinExp - 2; e <= ttftMaxExp+2; e++ {
-		x := math.Ldexp(1, e)
-		vs = append(vs, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 100000 {
-		vs = append(vs, math.Exp(rng.Float64()*20-10))
-	}
-	vs = append(vs, 0, math.Copysign(0, -1), -1, math.NaN(), math.Inf(1), math.Inf(-1), 1e300, 5e-324)
-	for _, v := range vs {
-		if got, want := ttftBucket(v), linear(v); got != want {
-			t.Fatalf("ttftBucket(%v) = %d: want %d", v, got, want)
+		var vs []float64
+		for _, x := range b.bounds {
+			vs = append(vs, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
+		}
+		for e := bucketMinExp - 2; e <= bucketMaxExp+2; e++ {
+			x := math.Ldexp(1, e)
+			vs = append(vs, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range 100000 {
+			vs = append(vs, math.Exp(rng.Float64()*22-10))
+		}
+		vs = append(vs, 0, math.Copysign(0, -1), -1, math.NaN(), math.Inf(1), math.Inf(-1), 1e300, 5e-324)
+		for _, v := range vs {
+			if got, want := b.index(v), linear(v); got != want {
+				t.Fatalf("index(%v) = %d: want %d (bounds %v)", v, got, want, b.bounds)
+			}
 		}
 	}
 	// By hand: 0.3 s is in le=0.5 (index 9), 0.1 in le=0.1 (index 7), 3000 s in +Inf.
-	if ttftBucket(0.3) != 9 || ttftBucket(0.1) != 7 || ttftBucket(3000) != len(ttftBuckets) {
-		t.Fatalf("ttftBucket(0.3, 0.1, 3000) = %d, %d, %d: want 9, 7, %d", ttftBucket(0.3), ttftBucket(0.1), ttftBucket(3000), len(ttftBuckets))
+	if got := []int{ttftBuckets.index(0.3), ttftBuckets.index(0.1), ttftBuckets.index(3000)}; got[0] != 9 || got[1] != 7 || got[2] != len(ttftBuckets.bounds) {
+		t.Fatalf("ttft index(0.3, 0.1, 3000) = %v: want 9, 7, %d", got, len(ttftBuckets.bounds))
+	}
+	// vLLM's queue time: 0.002 s and 0.3 s in le=0.3 (index 0), 0.31 in le=0.5, 7000 s in le=7680 (20), 8000 in +Inf.
+	if got := []int{queueBuckets.index(0.002), queueBuckets.index(0.3), queueBuckets.index(0.31), queueBuckets.index(7000), queueBuckets.index(8000)}; got[0] != 0 || got[1] != 0 || got[2] != 1 || got[3] != 20 || got[4] != 21 {
+		t.Fatalf("queue index(0.002, 0.3, 0.31, 7000, 8000) = %v: want 0, 0, 1, 20, 21", got)
 	}
 }
 

@@ -344,8 +344,8 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period),
-		queueWin: newWindow(cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
+	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(ttftBuckets, cfg.TTFTWindow, cfg.Period),
+		queueWin: newWindow(queueBuckets, cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
 	if src.Duration > 0 {
 		s.end = src.Duration
 	}

@@ -251,8 +251,9 @@ func TestObservationSignals(t *testing.T) {
 //	      finished request (3000, 20)
 //
 // Queue time is 0 for all (admitted on arrival): the six at t=15 all in
-// vLLM's first bucket [0, 0.001]: rank 0.95 × 6 = 5.7, 0.001 × 5.7/6 =
-// 0.00095. Before the first finished request the means are unknown.
+// the first bucket of vLLM's vllm:request_queue_time_seconds, (0, 0.3]:
+// rank 0.95 × 6 = 5.7, 0.3 × 5.7/6 = 0.285, as histogram_quantile reads
+// it. Before the first finished request the means are unknown.
 func TestObservationDemandSignals(t *testing.T) {
 	c := &script{want: func(float64) int { return 1 }}
 	var reqs []trace.Request
@@ -277,8 +278,8 @@ func TestObservationDemandSignals(t *testing.T) {
 			t.Errorf("t=%v: arrival %v prompt %v/s gen %v/s means %v, %v; want %+v", c.at[i], o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.MeanPrompt, o.MeanOutput, w)
 		}
 	}
-	if !near(c.seen[0].QueueTime, 0.00095) {
-		t.Errorf("queue time p95 %v, want 0.00095", c.seen[0].QueueTime)
+	if !near(c.seen[0].QueueTime, 0.285) {
+		t.Errorf("queue time p95 %v, want 0.285", c.seen[0].QueueTime)
 	}
 
 	// Before any request finishes: lengths unknown, the arrival rate known.
