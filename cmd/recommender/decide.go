@@ -46,10 +46,10 @@ type DecideCmd struct {
 	Queue   *float64  `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
 	KV      *fraction `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 or a percentage, e.g. 0.75 or 75% (overrides the pages)."`
 	CPU     *percent  `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request, e.g. 60 or 60% (pages need two scrapes for it, so give it here)."`
-	TTFT    *float64  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
+	TTFT    *seconds  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile: seconds, or a duration such as 2.5s or 800ms."`
 
-	QueueTime            *float64  `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
-	ITL                  *float64  `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown in a note; no metric scales on it)."`
+	QueueTime            *seconds  `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds or a duration such as 400ms: the queuewait signal."`
+	ITL                  *seconds  `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds or a duration such as 25ms (shown in a note; no metric scales on it)."`
 	ArrivalRate          *float64  `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
 	PromptTokensRate     *float64  `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown in a note; no metric scales on it)."`
 	GenerationTokensRate *float64  `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown in a note; no metric scales on it)."`
@@ -154,9 +154,9 @@ func (c *DecideCmd) signalFlags() []signalFlag {
 		{c.Queue, "queue", "requests"},
 		{(*float64)(c.KV), "kv", ""},
 		{(*float64)(c.CPU), "cpu", "percent of the CPU request"},
-		{c.TTFT, "ttft", "seconds"},
-		{c.QueueTime, "queue-time", "seconds"},
-		{c.ITL, "itl", "seconds"},
+		{(*float64)(c.TTFT), "ttft", "seconds"},
+		{(*float64)(c.QueueTime), "queue-time", "seconds"},
+		{(*float64)(c.ITL), "itl", "seconds"},
 		{c.ArrivalRate, "arrival-rate", "requests per second"},
 		{c.PromptTokensRate, "prompt-tokens-rate", "tokens per second"},
 		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
@@ -284,7 +284,7 @@ func (c *DecideCmd) shown() string {
 	for _, f := range []struct {
 		v          *float64
 		name, unit string
-	}{{c.ITL, "ITL", " s"}, {c.PromptTokensRate, "prompt tokens", "/s"}, {c.GenerationTokensRate, "generation tokens", "/s"}} {
+	}{{(*float64)(c.ITL), "ITL", " s"}, {c.PromptTokensRate, "prompt tokens", "/s"}, {c.GenerationTokensRate, "generation tokens", "/s"}} {
 		if f.v != nil {
 			parts = append(parts, f.name+" "+strconv.FormatFloat(*f.v, 'g', -1, 64)+f.unit)
 		}
@@ -305,7 +305,7 @@ func (c *DecideCmd) unused(p *recommend.Policy) string {
 		flag string
 		sig  recommend.Signal
 	}{{(*float64)(c.KV), "kv", recommend.SignalKV}, {(*float64)(c.CPU), "cpu", recommend.SignalCPU},
-		{c.TTFT, "ttft", recommend.SignalTTFT}, {c.QueueTime, "queue-time", recommend.SignalQueueWait}} {
+		{(*float64)(c.TTFT), "ttft", recommend.SignalTTFT}, {(*float64)(c.QueueTime), "queue-time", recommend.SignalQueueWait}} {
 		if f.v == nil || slices.ContainsFunc(p.Metrics, func(m recommend.Metric) bool { return m.Signal == f.sig }) {
 			continue
 		}
@@ -737,8 +737,8 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
-	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, (*float64)(c.KV)}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, c.TTFT},
-		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, (*float64)(c.KV)}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, (*float64)(c.TTFT)},
+		{&obs.QueueTime, (*float64)(c.QueueTime)}, {&obs.ITL, (*float64)(c.ITL)}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
 		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput},
 		{&obs.PrefixHit, (*float64)(c.PrefixCacheHit)}} {
 		if f.v != nil {

@@ -158,6 +158,34 @@ func decodeFloat(ctx *kong.DecodeContext, target reflect.Value) error {
 	return nil
 }
 
+// seconds is a flag value of a time in seconds: a decimal number of
+// seconds (2.5) or a duration with its unit (2500ms, 2.5s, 1m), as a ttft
+// or queuewait --target reads it. The command checks its range (NaN, a
+// negative time).
+type seconds float64
+
+// Decode reads a seconds flag (kong.MapperValue).
+func (s *seconds) Decode(ctx *kong.DecodeContext) error {
+	text, err := flagText(ctx, "seconds")
+	if err != nil {
+		return err
+	}
+	t := strings.TrimSpace(text)
+	v, err := quantity.Decimal(t)
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%q is out of range: want a number of at most %g", text, math.MaxFloat64)
+	}
+	if err != nil {
+		d, dur, perr := quantity.Parse(t)
+		if perr != nil || !dur {
+			return fmt.Errorf("%q is not a time: want seconds as a number or a duration with its unit, e.g. 2.5 or 2500ms", text)
+		}
+		v = d
+	}
+	*s = seconds(v)
+	return nil
+}
+
 // percent is a flag value in percent: "0.1" and "0.1%" are both 0.1
 // percent (one in a thousand); the sign is optional because the flag's
 // unit is percent either way.
