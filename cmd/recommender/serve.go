@@ -107,7 +107,11 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		case c.demoIgnored() != "":
 			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored())
 		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
-			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration))
+			why := "shorter leaves no room for a cold start and a scale-down"
+			if c.DemoDuration > maxDemoDuration {
+				why = "a demo, not a service: serve --config runs until stopped"
+			}
+			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (%s)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration), why)
 		}
 		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
 		if c.DemoZero {
