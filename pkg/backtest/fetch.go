@@ -76,6 +76,12 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 		total++
 	}
 	f := &fetcher{ctx: ctx, api: api, g: g, total: total, progress: progress}
+	if progress != nil {
+		// 0 of total before the first query: a Prometheus that takes the
+		// whole query timeout to answer (or never does) leaves the command's
+		// progress saying it started, not silent.
+		progress(0, total)
+	}
 	began := time.Now()
 	h := History{Grid: g, PromptMean: math.NaN(), OutputMean: math.NaN()}
 	err = f.read(&h, q)

@@ -99,7 +99,9 @@ func TestReconstructNoTraffic(t *testing.T) {
 // success counter and its timestamps, running, waiting, the replicas, the
 // prompt, output and TTFT histograms and the two token means, 10; over an
 // hour or more the hourly TTFT too, 11 (the total said 13, and the
-// progress stopped at 11/13).
+// progress stopped at 11/13). The first call, before any query, says 0 of
+// the total (a redirected stderr said nothing while a hung Prometheus held
+// the first query for --query-timeout, 2 minutes by default).
 func TestFetchProgressTotal(t *testing.T) {
 	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
 	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
@@ -116,8 +118,8 @@ func TestFetchProgressTotal(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := calls[len(calls)-1]
-		if st.Queries != c.want || last != [2]int{c.want, c.want} || len(calls) != c.want {
-			t.Errorf("%d steps: %d queries, calls %v; want %d, the last %d/%d", c.g.N, st.Queries, calls, c.want, c.want, c.want)
+		if st.Queries != c.want || calls[0] != [2]int{0, c.want} || last != [2]int{c.want, c.want} || len(calls) != c.want+1 {
+			t.Errorf("%d steps: %d queries, calls %v; want %d, the first 0/%d, the last %d/%d", c.g.N, st.Queries, calls, c.want, c.want, c.want, c.want)
 		}
 	}
 }
