@@ -35,3 +35,12 @@ func TestDecideCLILatencyFlagsTakeDurations(t *testing.T) {
 		}
 	}
 }
+
+// A kv target written as a percentage is refused as the config's target:
+// key refuses it, saying both readings: 0.8 for kv, 80 for cpu.
+func TestDecideCLIPercentTarget(t *testing.T) {
+	code, _, errs := runDecide(t, "--metric", "kv", "--target", "80%", "--kv", "0.9")
+	if want := `--target (for --metric kv): "80%" is a percentage: write the number alone, a fraction for kv and demand (0.8), percent for cpu (80)`; code != exitInvalid || !strings.Contains(errs, want) {
+		t.Errorf("--target 80%% for kv: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	}
+}

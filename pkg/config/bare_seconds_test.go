@@ -43,3 +43,22 @@ func TestBareDurationOffersMilliseconds(t *testing.T) {
 		t.Errorf("%v\nwant %q", err, want)
 	}
 }
+
+// TestPercentTarget: a target written as a percentage ("80%", as a KEDA or
+// HPA user may write a utilisation) said only `invalid value "80%"`; the
+// unit is the signal's, so it says both readings: 80% is 0.8 as a kv or
+// demand fraction, 80 as cpu percent. "12.5%" is 0.125 and 12.5.
+func TestPercentTarget(t *testing.T) {
+	cfg := func(m string) string {
+		return "targets:\n- name: a\n  scrape: ['http://h:1/m']\n  metrics: [" + m + "]\n  maxReplicaCount: 4\n"
+	}
+	for _, c := range []struct{ metric, want string }{
+		{"{type: kv, target: 80%}", `p.yaml:4:32: targets[0].metrics[0].target: "80%" is a percentage: write the number alone, a fraction for kv and demand (0.8), percent for cpu (80)`},
+		{"{type: kv, target: '12.5 %'}", `"12.5 %" is a percentage: write the number alone, a fraction for kv and demand (0.125), percent for cpu (12.5)`},
+	} {
+		_, err := Parse([]byte(cfg(c.metric)), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %q", c.metric, err, c.want)
+		}
+	}
+}

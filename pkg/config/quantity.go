@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,14 @@ func (q *Quantity) UnmarshalYAML(b []byte) error {
 // simulate's policy strings), Set true. Errors quote s.
 func ParseQuantity(s string) (Quantity, error) {
 	v, dur, err := quantity.Parse(s)
+	if num, pct := strings.CutSuffix(strings.TrimSpace(s), "%"); err != nil && pct {
+		// The target's unit is its signal's (kv a fraction, cpu percent),
+		// unknown here: say how to write one rather than "invalid value".
+		if f, ferr := quantity.Decimal(strings.TrimSpace(num)); ferr == nil {
+			return Quantity{}, fmt.Errorf("%q is a percentage: write the number alone, a fraction for kv and demand (%s), percent for cpu (%s)",
+				s, strconv.FormatFloat(f/100, 'g', -1, 64), strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	}
 	if err != nil {
 		return Quantity{}, err
 	}
