@@ -209,3 +209,25 @@ vllm:time_to_first_token_seconds_created{engine="0",model_name="m"} 1.7537953269
 		})
 	}
 }
+
+// TestContentTypeErrorNamesNoLine: a Content-Type infscale does not read
+// (python's http.server serves a .prom file as application/octet-stream) is
+// the HTTP header's fault, not line 1's: the error names the source alone,
+// what is allowed, and that Prometheus 3 refuses it too.
+func TestContentTypeErrorNamesNoLine(t *testing.T) {
+	page := "vllm:num_requests_running 2\nvllm:num_requests_waiting 10\n"
+	for ct, want := range map[string]string{
+		"application/octet-stream":                    `http://h/m: invalid metrics page: unsupported Content-Type "application/octet-stream" (allowed: text/plain, application/openmetrics-text; Prometheus 3 refuses it too, unless its scrape config sets fallback_scrape_protocol)`,
+		"application/openmetrics-text; version=2.0.0": `http://h/m: invalid metrics page: unsupported OpenMetrics version "2.0.0"`,
+		"text/plain; ==":                              `http://h/m: invalid metrics page: cannot parse Content-Type "text/plain; =="`,
+	} {
+		_, err := Read(strings.NewReader(page), ct, "http://h/m", modelserver.Unknown)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Content-Type %q: %v\nwant the prefix %q", ct, err, want)
+		}
+	}
+	// A body's own fault still names its line.
+	if _, err := Read(strings.NewReader("\n<html></html>\n"), "text/plain", "http://h/m", modelserver.Unknown); err == nil || !strings.HasPrefix(err.Error(), "http://h/m:2: invalid metrics page: body is HTML/XML") {
+		t.Errorf("HTML body: %v, want it at line 2", err)
+	}
+}

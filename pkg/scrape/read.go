@@ -100,6 +100,10 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 			Err: errors.New("NUL byte: binary data, not a text page (Prometheus's parser would silently stop reading here)")}
 	}
 	ct, err = mediaType(b, contentType)
+	if _, ok := err.(headerError); ok {
+		// The HTTP header, not a line of the body, is at fault.
+		return nil, "", &PageError{Source: source, Err: err}
+	}
 	if err != nil {
 		// The line the body starts on (a JSON or HTML body after blank lines).
 		lead := len(b) - len(bytes.TrimLeft(b, " \t\r\n\ufeff"))
@@ -276,18 +280,20 @@ func mediaType(b []byte, contentType string) (string, error) {
 	if contentType != "" {
 		mt, params, err := mime.ParseMediaType(contentType)
 		if err != nil {
-			return "", fmt.Errorf("cannot parse Content-Type %q: %v", contentType, err)
+			return "", headerError{fmt.Errorf("cannot parse Content-Type %q: %v", contentType, err)}
 		}
 		switch mt {
 		case "text/plain":
 			return ContentTypeText, nil
 		case "application/openmetrics-text":
 			if v := params["version"]; v != "" && !strings.HasPrefix(v, "1.") && v != "0.0.1" {
-				return "", fmt.Errorf("unsupported OpenMetrics version %q (allowed: 1.0.0)", v)
+				return "", headerError{fmt.Errorf("unsupported OpenMetrics version %q (allowed: 1.0.0)", v)}
 			}
 			return ContentTypeOpenMetrics, nil
+		case "application/vnd.google.protobuf":
+			return "", headerError{fmt.Errorf("unsupported Content-Type %q (allowed: text/plain, application/openmetrics-text): the protobuf format, which infscale does not read (it asks for text)", contentType)}
 		default:
-			return "", fmt.Errorf("unsupported Content-Type %q (allowed: text/plain, application/openmetrics-text)", contentType)
+			return "", headerError{fmt.Errorf("unsupported Content-Type %q (allowed: text/plain, application/openmetrics-text; Prometheus 3 refuses it too, unless its scrape config sets fallback_scrape_protocol): the server or a proxy in between sets it; a page saved to a file is read as text", contentType)}
 		}
 	}
 	if hasEOFLine(b) {
@@ -295,6 +301,10 @@ func mediaType(b []byte, contentType string) (string, error) {
 	}
 	return ContentTypeText, nil
 }
+
+// headerError is mediaType's complaint about the HTTP Content-Type, which
+// is no line of the body.
+type headerError struct{ error }
 
 // quotedName reports whether b, which starts with '{', starts as a sample
 // line whose metric name is quoted (a UTF-8 name: Prometheus 3's parsers

@@ -167,10 +167,11 @@ func TestReadInvalid(t *testing.T) {
 		"404 text":              {"\n404 page not found\n", "", 2, `(nothing before it reads as metrics; the body starts "404 page not found"`},
 		"HTML":                  {"<html><body>404</body></html>", "", 1, "HTML"},
 		// the line the body starts on, as "404 text": it said line 1
-		"HTML after blank lines":     {"\n\n  <html><body>404</body></html>\n", "", 3, "HTML"},
-		"JSON after a blank line":    {"\r\n{\"detail\": \"Not Found\"}", "", 2, "body is JSON"},
-		"unsupported content type":   {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
-		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
+		"HTML after blank lines":  {"\n\n  <html><body>404</body></html>\n", "", 3, "HTML"},
+		"JSON after a blank line": {"\r\n{\"detail\": \"Not Found\"}", "", 2, "body is JSON"},
+		// the header's fault, no line of the body's (it said line 1)
+		"unsupported content type":   {"vllm:num_requests_running 1\n", "application/json", 0, "Content-Type"},
+		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 0, "the protobuf format, which infscale does not read (it asks for text)"},
 		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, `data does not end with # EOF (the Content-Type "application/openmetrics-text; version=1.0.0" says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)`},
 		"OpenMetrics data after EOF": {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
 		// OpenMetrics syntax on a page read as the text format (no # EOF:
