@@ -12,6 +12,7 @@ import (
 // period, no warning. The suggestion is two thirds of the period.
 func TestTimeoutNotBelowInterval(t *testing.T) {
 	const tgt = "targets:\n- {name: a, selector: '{namespace=\"llm\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n"
+	const emb = "targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n"
 	for _, c := range []struct{ doc, want string }{
 		{"pollingInterval: 15s\nprometheus: {url: http://p:9090, timeout: 15s}\n" + tgt,
 			"w.yaml:2:43: prometheus.timeout: 15s is not below pollingInterval 15s: a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then; set it below the interval, e.g. 10s"},
@@ -20,6 +21,11 @@ func TestTimeoutNotBelowInterval(t *testing.T) {
 		{"pollingInterval: 1s\nprometheus: {url: http://p:9090, timeout: 2s}\n" + tgt,
 			"e.g. 700ms"},
 		{"pollingInterval: 15s\nprometheus: {url: http://p:9090, timeout: 14s}\n" + tgt, ""},
+		// embedded mode: no Prometheus, the key bounds the scrapes
+		{"pollingInterval: 2s\n" + emb,
+			"w.yaml:1:18: pollingInterval: 2s is not above prometheus.timeout (default 10s) (in embedded mode the scrape timeout): a read still"},
+		{"pollingInterval: 3s\nprometheus: {timeout: 3s}\n" + emb,
+			"w.yaml:2:23: prometheus.timeout: 3s (in embedded mode the scrape timeout) is not below pollingInterval 3s"},
 		{"prometheus: {url: http://p:9090}\n" + tgt, ""},
 	} {
 		cfg, err := Parse([]byte(c.doc), "w.yaml")

@@ -177,10 +177,16 @@ func (v *validator) prometheus() {
 		const why = "a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then"
 		// In the file's form (3s300ms): Go's 3.3s is refused there.
 		e := model.Duration((time.Duration(iv) * 2 / 3).Round(100 * time.Millisecond))
+		// Without prometheus.url the key still bounds every read: the
+		// scrapes. Say so, or the warning names a Prometheus the file has not.
+		scrape := ""
+		if pc.Embedded() {
+			scrape = " (in embedded mode the scrape timeout)"
+		}
 		if v.d.given("prometheus.timeout") {
-			v.warn("prometheus.timeout", "%s is not below pollingInterval %s: %s; set it below the interval, e.g. %s", pc.Timeout, iv, why, e)
+			v.warn("prometheus.timeout", "%s%s is not below pollingInterval %s: %s; set it below the interval, e.g. %s", pc.Timeout, scrape, iv, why, e)
 		} else {
-			v.warn("pollingInterval", "%s is not above prometheus.timeout (default %s): %s; set prometheus.timeout below the interval, e.g. %s", iv, pc.Timeout, why, e)
+			v.warn("pollingInterval", "%s is not above prometheus.timeout (default %s)%s: %s; set prometheus.timeout below the interval, e.g. %s", iv, pc.Timeout, scrape, why, e)
 		}
 	}
 	if err := pc.HTTPClientConfig.Validate(); err != nil {
