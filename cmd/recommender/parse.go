@@ -197,8 +197,12 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 			notes = append(notes, p.Source+": "+w)
 		}
 		for _, sig := range p.NonFinite {
-			notes = append(notes, fmt.Sprintf("%s: %s has a NaN or infinite sample (an engine that reports no number): unknown, as decide and serve read it (the finite samples give %s)",
-				p.Source, sig, num(map[string]float64{"running": p.Running, "waiting": p.Waiting, "kv": p.KV}[sig])))
+			finite := "no sample is finite"
+			if v := map[string]float64{"running": p.Running, "waiting": p.Waiting, "kv": p.KV}[sig]; !math.IsNaN(v) {
+				finite = "the finite samples give " + num(v)
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s has a NaN or infinite sample (an engine that reports no number): unknown, as decide and serve read it (%s)",
+				p.Source, sig, finite))
 		}
 		if pl := p.Pool; pl != nil {
 			notes = append(notes, fmt.Sprintf("%s: llm-d EPP of pool %q: %s ready endpoints, %s held in flow control, %s in flight, saturation %s (unknown when fail-closed: empty pool or stale endpoints)",

@@ -380,3 +380,14 @@ func symlinkLoop(t *testing.T, dir string) string {
 	}
 	return a
 }
+
+// TestParseAllNaN: a page whose every running sample is NaN has no finite
+// samples to give: the note said "(the finite samples give -)"; it says
+// none is finite.
+func TestParseAllNaN(t *testing.T) {
+	page := "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} NaN\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\"} 1\n"
+	code, out, errs := runParseCLI(t, strings.NewReader(page), "-")
+	if want := "note: stdin: running has a NaN or infinite sample (an engine that reports no number): unknown, as decide and serve read it (no sample is finite)\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d\n%s\n%s\nwant %q", code, out, errs, want)
+	}
+}
