@@ -385,19 +385,23 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 			}
 			// As the config file's target: key reads it (one parser).
 			q, err := config.ParseQuantity(strings.TrimSpace(c.Target[i]))
-			var bare error // a seconds target of 60 or more with no unit
+			var bare, unit error // a seconds target of 60 or more with no unit; a duration or percentage s does not take
+			var v float64
+			if err == nil {
+				v, unit = q.For(s)
+			}
 			if err == nil && s.Seconds() {
 				bare = quantity.CheckBareSeconds(q.Value, q.Duration)
 			}
 			switch {
 			case err != nil:
 				errs = append(errs, fmt.Errorf("--target (for --metric %s): %v; want a number (%s)%s", s, err, s.Unit(), map[bool]string{true: " or a duration such as 2s"}[s.Seconds()]))
-			case q.Duration && !s.Seconds():
-				errs = append(errs, fmt.Errorf("--target (for --metric %s) %s: a number (%s), not a duration", s, c.Target[i], s.Unit()))
+			case unit != nil:
+				errs = append(errs, fmt.Errorf("--target (for --metric %s) %s: %v", s, c.Target[i], unit))
 			case bare != nil:
 				errs = append(errs, fmt.Errorf("--target (for --metric %s): %v", s, bare))
 			default:
-				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: q.Value})
+				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: v})
 			}
 		}
 	}

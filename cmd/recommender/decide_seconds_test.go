@@ -36,11 +36,17 @@ func TestDecideCLILatencyFlagsTakeDurations(t *testing.T) {
 	}
 }
 
-// A kv target written as a percentage is refused as the config's target:
-// key refuses it, saying both readings: 0.8 for kv, 80 for cpu.
+// A target written as a percentage reads as the config's target: key and
+// simulate's policy strings read it: 80% is 0.8 for kv, so --kv 0.9 is a
+// ratio of 0.9 / 0.8 = 1.125, outside the tolerance, ceil(1.125 × 1) = 2;
+// a queue target refuses one.
 func TestDecideCLIPercentTarget(t *testing.T) {
-	code, _, errs := runDecide(t, "--metric", "kv", "--target", "80%", "--kv", "0.9")
-	if want := `--target (for --metric kv): "80%" is a percentage: write the number alone, a fraction for kv and demand (0.8), percent for cpu (80)`; code != exitInvalid || !strings.Contains(errs, want) {
-		t.Errorf("--target 80%% for kv: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	code, out, errs := runDecide(t, "--metric", "kv", "--target", "80%", "--kv", "0.9")
+	if code != 0 || !strings.HasPrefix(out, "desired 2 ") {
+		t.Errorf("--target 80%% for kv: exit %d, %q, stderr %q; want desired 2", code, out, errs)
+	}
+	code, _, errs = runDecide(t, "--metric", "queue", "--target", "80%", "--queue", "4")
+	if want := `--target (for --metric queue) 80%: queue target is a number (requests per replica), not a percentage`; code != exitInvalid || !strings.Contains(errs, want) {
+		t.Errorf("--target 80%% for queue: exit %d, stderr %q; want 2 and %q", code, errs, want)
 	}
 }

@@ -267,7 +267,7 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"testdata/no-such-page.prom"}, "no-such-page.prom"},
 		{[]string{"--state", "no-such-dir/state.json"}, "no-such-dir does not exist"},
 		// Targets are read as the config file's target: key reads them.
-		{[]string{"--metric", "queue,kv", "--target", "24,2s"}, "--target (for --metric kv) 2s: a number (fraction of the KV cache), not a duration"},
+		{[]string{"--metric", "queue,kv", "--target", "24,2s"}, "--target (for --metric kv) 2s: kv target is a number (fraction of the KV cache), not a duration"},
 		{[]string{"--metric", "ttft", "--target", "2x"}, `--target (for --metric ttft): invalid value "2x"; want a number (seconds) or a duration such as 2s`},
 		{[]string{"--metric", "queue", "--target", "four"}, `--target (for --metric queue): invalid value "four"; want a number (requests per replica)`},
 	} {

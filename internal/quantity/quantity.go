@@ -1,4 +1,5 @@
-// Package quantity reads a metric target: a number or a duration. It is
+// Package quantity reads a metric target: a number, a percentage or a
+// duration. It is
 // the one parser behind pkg/config's target: key (config.ParseQuantity),
 // decide's --target and the replay's policy strings, kept apart so that the
 // replay need not import pkg/config.
@@ -45,6 +46,22 @@ func Parse(s string) (value float64, duration bool, err error) {
 		return 0, false, fmt.Errorf("invalid value %q", s)
 	}
 	return d.Seconds(), true, nil
+}
+
+// ParseTarget reads s as Parse does, or a percentage (80%, 12.5%): value
+// 80 with percent true. What a percentage means is the signal's (a
+// fraction for kv and demand, percent for cpu, refused for the others:
+// recommend.Signal.TargetValue). Errors quote s.
+func ParseTarget(s string) (value float64, duration, percent bool, err error) {
+	if num, pct := strings.CutSuffix(strings.TrimSpace(s), "%"); pct {
+		f, err := Decimal(strings.TrimSpace(num))
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, false, false, fmt.Errorf("%q is not a percentage (a finite number before %%)", s)
+		}
+		return f, false, true, nil
+	}
+	v, dur, err := Parse(s)
+	return v, dur, false, err
 }
 
 // ErrNotDecimal is Decimal's error for Go's other number syntax.

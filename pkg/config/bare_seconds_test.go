@@ -45,16 +45,35 @@ func TestBareDurationOffersMilliseconds(t *testing.T) {
 }
 
 // TestPercentTarget: a target written as a percentage ("80%", as a KEDA or
-// HPA user may write a utilisation) said only `invalid value "80%"`; the
-// unit is the signal's, so it says both readings: 80% is 0.8 as a kv or
-// demand fraction, 80 as cpu percent. "12.5%" is 0.125 and 12.5.
+// HPA user may write a utilisation) reads in its signal's unit, as the
+// replay's policy strings and decide's --target read it: 80% is 0.8 for
+// kv, 12.5% is 0.125 for demand, 80% is 80 for cpu. A count or a time
+// refuses one, naming the unit it takes.
 func TestPercentTarget(t *testing.T) {
 	cfg := func(m string) string {
-		return "targets:\n- name: a\n  scrape: ['http://h:1/m']\n  metrics: [" + m + "]\n  maxReplicaCount: 4\n"
+		return "prometheus: {url: http://p:9090}\ntargets:\n- name: a\n  selector: '{namespace=\"llm\"}'\n  metrics: [" + m + "]\n  maxReplicaCount: 4\n"
+	}
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{
+		{"{type: kv, target: 80%}", 0.8},
+		{"{type: kv, target: '12.5 %'}", 0.125},
+		{"{type: cpu, target: 80%}", 80},
+	} {
+		f, err := Parse([]byte(cfg(c.metric)), "p.yaml")
+		if err != nil {
+			t.Errorf("%s: %v", c.metric, err)
+			continue
+		}
+		if got := f.Targets[0].policy().Metrics[0].Target; got != c.want {
+			t.Errorf("%s: target %v, want %v", c.metric, got, c.want)
+		}
 	}
 	for _, c := range []struct{ metric, want string }{
-		{"{type: kv, target: 80%}", `p.yaml:4:32: targets[0].metrics[0].target: "80%" is a percentage: write the number alone, a fraction for kv and demand (0.8), percent for cpu (80)`},
-		{"{type: kv, target: '12.5 %'}", `"12.5 %" is a percentage: write the number alone, a fraction for kv and demand (0.125), percent for cpu (12.5)`},
+		{"{type: queue, target: 80%}", `p.yaml:5:35: targets[0].metrics[0].target: queue target is a number (requests per replica), not a percentage`},
+		{"{type: ttft, target: 50%}", `ttft target is a number (seconds), not a percentage`},
+		{"{type: kv, target: 'x%'}", `"x%" is not a percentage (a finite number before %)`},
 	} {
 		_, err := Parse([]byte(cfg(c.metric)), "p.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

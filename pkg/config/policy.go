@@ -48,7 +48,8 @@ func (t *Target) policy() recommend.Policy {
 		p.Max = *t.Max
 	}
 	for _, m := range t.Metrics {
-		p.Metrics = append(p.Metrics, recommend.Metric{Signal: m.Type, Target: m.Target.Value})
+		v, _ := m.Target.For(m.Type) // refused by validation when it errs
+		p.Metrics = append(p.Metrics, recommend.Metric{Signal: m.Type, Target: v})
 	}
 	if t.Behavior != nil {
 		p.Behavior = *t.Behavior.DeepCopy()

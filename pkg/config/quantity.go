@@ -1,26 +1,30 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/infscale/infscale/internal/quantity"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Quantity is a metric target: a plain number (requests, a fraction, a
-// percentage, seconds) or a Prometheus duration string such as 2s or 500ms,
-// which is stored in seconds.
+// percentage, seconds), a percentage such as 80% or a Prometheus duration
+// string such as 2s or 500ms, which is stored in seconds. Its value in the
+// signal's unit is For's.
 type Quantity struct {
-	// Value is the number, in the signal's base unit (seconds for durations).
+	// Value is the number as written (80 for 80%; seconds for durations).
 	Value float64
 	// Duration is true when the YAML held a duration string.
 	Duration bool
+	// Percent is true when the YAML held a percentage (80%).
+	Percent bool
 	// Set is true when the key was present.
 	Set bool
 }
 
-// UnmarshalYAML decodes a number or a duration string (ParseQuantity).
+// UnmarshalYAML decodes a number, a percentage or a duration string
+// (ParseQuantity).
 func (q *Quantity) UnmarshalYAML(b []byte) error {
 	v, err := ParseQuantity(strings.Trim(strings.TrimSpace(string(b)), `"'`))
 	if err != nil {
@@ -30,23 +34,22 @@ func (q *Quantity) UnmarshalYAML(b []byte) error {
 	return nil
 }
 
-// ParseQuantity reads a metric target as quantity.Parse does (the one
-// parser of the config file's target: key, decide's --target and
+// ParseQuantity reads a metric target as quantity.ParseTarget does (the
+// one parser of the config file's target: key, decide's --target and
 // simulate's policy strings), Set true. Errors quote s.
 func ParseQuantity(s string) (Quantity, error) {
-	v, dur, err := quantity.Parse(s)
-	if num, pct := strings.CutSuffix(strings.TrimSpace(s), "%"); err != nil && pct {
-		// The target's unit is its signal's (kv a fraction, cpu percent),
-		// unknown here: say how to write one rather than "invalid value".
-		if f, ferr := quantity.Decimal(strings.TrimSpace(num)); ferr == nil {
-			return Quantity{}, fmt.Errorf("%q is a percentage: write the number alone, a fraction for kv and demand (%s), percent for cpu (%s)",
-				s, strconv.FormatFloat(f/100, 'g', -1, 64), strconv.FormatFloat(f, 'g', -1, 64))
-		}
-	}
+	v, dur, pct, err := quantity.ParseTarget(s)
 	if err != nil {
 		return Quantity{}, err
 	}
-	return Quantity{Value: v, Duration: dur, Set: true}, nil
+	return Quantity{Value: v, Duration: dur, Percent: pct, Set: true}, nil
+}
+
+// For is q as a target of sig, in its unit (recommend.Signal.TargetValue:
+// 80% is 0.8 for kv and demand, 80 for cpu). Errors: a duration or a
+// percentage the signal does not take.
+func (q Quantity) For(sig recommend.Signal) (float64, error) {
+	return sig.TargetValue(q.Value, q.Duration, q.Percent)
 }
 
 // MarshalYAML prints the number (seconds for durations).

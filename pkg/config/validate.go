@@ -413,11 +413,10 @@ func (v *validator) metric(p string, m *Metric) {
 	if m.Type == 0 {
 		return // recommend's rule: required
 	}
-	if m.Target.Duration && !m.Type.Seconds() {
-		v.at(p+".target", "%s target is a number (%s), not a duration", m.Type, m.Type.Unit())
+	if _, err := m.Target.For(m.Type); err != nil {
+		v.at(p+".target", "%v", err)
 		v.said[p+".target"] = true
-	}
-	if m.Type.Seconds() && m.Target.Set {
+	} else if m.Type.Seconds() && m.Target.Set {
 		if err := quantity.CheckBareSeconds(m.Target.Value, m.Target.Duration); err != nil {
 			v.at(p+".target", "%v", err)
 			v.said[p+".target"] = true

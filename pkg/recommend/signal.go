@@ -133,3 +133,22 @@ func (s Signal) Seconds() bool { return s.info().unit == "seconds" }
 
 // Unit is how the signal's target is expressed, for messages.
 func (s Signal) Unit() string { return s.info().unit }
+
+// TargetValue is a target written as v (quantity.ParseTarget: duration
+// when it carried a time unit, percent when it ended in %) in the
+// signal's base unit: a percentage is a fraction for kv and demand (80% =
+// 0.8) and percent for cpu (80% = 80); a duration is seconds. The one rule
+// behind the config's target: key, decide's --target and the replay's
+// policy strings. Errors: a duration for a signal not in seconds, a
+// percentage for one that is not a fraction or a percent.
+func (s Signal) TargetValue(v float64, duration, percent bool) (float64, error) {
+	switch {
+	case duration && !s.Seconds():
+		return 0, fmt.Errorf("%s target is a number (%s), not a duration", s, s.Unit())
+	case percent && (s == SignalKV || s == SignalDemand):
+		return v / 100, nil
+	case percent && s != SignalCPU:
+		return 0, fmt.Errorf("%s target is a number (%s), not a percentage", s, s.Unit())
+	}
+	return v, nil
+}

@@ -353,25 +353,14 @@ func splitTop(s string) []part {
 // for a seconds signal (ttft, queuewait), a percentage (75%) for kv and
 // demand (fractions) and cpu (percent). What the number may be is recommend.Policy.Validate's.
 func parseTarget(sig recommend.Signal, v string) (float64, error) {
-	if sig.Seconds() {
-		q, _, err := quantity.Parse(v) // as the config's target: key reads it
-		if err != nil {
+	q, dur, pct, err := quantity.ParseTarget(v) // as the config's target: key reads it
+	if err != nil {
+		if sig.Seconds() {
 			return 0, fmt.Errorf("want seconds or a duration like 90s, 2m")
 		}
-		return q, nil
+		return 0, fmt.Errorf("want a number (%s), e.g. %s", sig.Unit(), map[bool]string{true: "75%", false: "4"}[sig == recommend.SignalKV])
 	}
-	if sig == recommend.SignalKV || sig == recommend.SignalDemand {
-		f, err := quantity.Fraction(v)
-		if err != nil {
-			return 0, fmt.Errorf("want a number (%s), e.g. %s", sig.Unit(), map[bool]string{true: "75%", false: "4"}[sig == recommend.SignalKV])
-		}
-		return f, nil
-	}
-	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	if err != nil {
-		return 0, fmt.Errorf("want a number (%s), e.g. 4", sig.Unit())
-	}
-	return f, nil
+	return sig.TargetValue(q, dur, pct)
 }
 
 // seconds reads "90", "90s", "1m30s", "1h".
