@@ -51,8 +51,9 @@ type State struct {
 	RequestRunning map[string]float64
 	// Flows are the flow-control queues (flowControl feature gate); nil:
 	// flow control off (no flow-control families); empty: on, no request
-	// since the EPP started (no queue series: the router writes a flow's
-	// from its first request; the saturation, from its start).
+	// held since the EPP started or its idle flows were garbage-collected
+	// (no queue series: the router writes a flow's from its first request
+	// and prunes it with the flow; the saturation, from its start).
 	Flows []Flow
 	// Saturation by stage (prefill, decode, effective); Stale is
 	// flow_control_stale_endpoints. Written only with Flows != nil.

@@ -290,12 +290,20 @@ func readFlowQueue(raw *rawPage) (held float64, family string, err error) {
 		return t, name, nil
 	}
 	// No flow has a series: the router's queue gauge has one per flow from
-	// that flow's first request on (client_golang writes no line for a
-	// gauge vector without series). Its flow controller writes the pool's
-	// saturation from its start (every dispatch cycle), so a page with the
-	// saturation and no queue is of an EPP with flow control on that has
-	// held no request since it started: 0 held, not unknown (unknown, a pool
-	// up with no traffic after an EPP restart never scaled to zero).
+	// that flow's first request on, and a router that prunes idle flows
+	// deletes a flow's series when it garbage-collects the flow (by default
+	// 5 to 10 minutes after its last request); client_golang writes no line
+	// for a gauge vector without series. Its flow controller writes the
+	// pool's saturation from its start (every dispatch cycle), so a page
+	// with the saturation and no queue is of an EPP with flow control on
+	// that holds no request, none since it started or its flows were
+	// collected: 0 held, not unknown (unknown, a pool up with no traffic
+	// after an EPP restart, or idle past the flows' collection, never scaled
+	// to zero). The exception is the router's own documented race: a
+	// request that revives a flow while its collection prunes the series
+	// loses its increment, and goes uncounted (as it did when this read
+	// unknown, which wakes no pool at zero either) until the flow's next
+	// request.
 	f := modelserver.EPPFamilies()
 	for i, name := range f.Saturation.Names() {
 		if raw.checkType(name, gaugeKind) == nil && len(raw.byName[name]) > 0 {

@@ -443,6 +443,8 @@ func TestEPPHeldWrongTypeNamed(t *testing.T) {
 // pool up at 1 replica with no traffic read held unknown ("is the
 // flowControl feature gate on?") and never scaled to zero (an unknown held
 // count is unknown activity); it reads 0 held now, known, nothing running.
+// So does the page of an EPP whose idle flows the router collected (it
+// deletes a collected flow's series).
 func TestEPPHeldNoRequestYet(t *testing.T) {
 	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{}, Saturation: map[string]float64{"effective": 0},
 		Endpoints: []epptest.Endpoint{{Name: "chat-0", Fresh: true}}})
@@ -454,6 +456,18 @@ func TestEPPHeldNoRequestYet(t *testing.T) {
 	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
 	if r.Obs.Held != 0 || r.Obs.Running != 0 || r.Obs.Current != 1 || len(r.Errors) != 0 {
 		t.Errorf("held %v running %v current %d errors %v; want 0 held known, 0 running, 1 current, no error", r.Obs.Held, r.Obs.Running, r.Obs.Current, r.Errors)
+	}
+	// A flow holds 2, then, idle past flowGCTimeout, the router collects it
+	// and deletes its series (llm-d-router since July 2026): the page is
+	// the one above again, 0 held, known (read unknown, a pool idle past
+	// its flows' collection never reached zero).
+	epp.Set(func(s *epptest.State) { s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 2}} })
+	if r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]; r.Obs.Held != 2 || len(r.Errors) != 0 {
+		t.Errorf("one flow holding 2: held %v errors %v; want 2", r.Obs.Held, r.Errors)
+	}
+	epp.Set(func(s *epptest.State) { s.Flows = []epptest.Flow{} })
+	if r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]; r.Obs.Held != 0 || len(r.Errors) != 0 {
+		t.Errorf("the flow collected, its series deleted: held %v errors %v; want 0 held known", r.Obs.Held, r.Errors)
 	}
 	epp.Set(func(s *epptest.State) { s.Flows, s.Saturation = nil, nil }) // flow control off: unknown, said
 	r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
