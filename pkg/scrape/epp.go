@@ -16,7 +16,8 @@ import (
 // else from its deprecated twin, never both (the EPP writes both).
 type Pool struct {
 	// Name is the pool (poolName: label name of the pool gauges, else
-	// inference_pool of the flow-control series), "" when absent.
+	// inference_pool of the flow-control queue, else of the saturation),
+	// "" when absent.
 	Name string
 	// Ready is the endpoints with fresh metrics (ready_endpoints).
 	Ready float64
@@ -207,9 +208,12 @@ func effective(pool *Pool) float64 {
 
 // poolName is the InferencePool an EPP page is of: the label name of its
 // ready endpoints (either spelling), else (a page without them: an
-// exporter passing on the flow-control families alone) the label
-// inference_pool of its flow-control queue; "" when none says
-// (checkPools refuses a page where they differ).
+// exporter passing on the flow-control families alone, or a router whose
+// pool is not yet initialized) the label inference_pool of its
+// flow-control queue, else of its saturation (a page read as 0 held by
+// readFlowQueue is then of a pool, and serve compares it with
+// inferencePoolRef); "" when none says (checkPools refuses a page where
+// they differ).
 func poolName(raw *rawPage) string {
 	f := modelserver.EPPFamilies()
 	for _, name := range f.ReadyEndpoints.Names() {
@@ -217,7 +221,7 @@ func poolName(raw *rawPage) string {
 			return n
 		}
 	}
-	for _, name := range f.FlowQueue.Names() {
+	for _, name := range append(f.FlowQueue.Names(), f.Saturation.Names()...) {
 		if n := firstLabel(raw, name, "inference_pool"); n != "" {
 			return n
 		}

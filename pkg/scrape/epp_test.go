@@ -330,6 +330,19 @@ func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
 			t.Errorf("%q: ReadHeld %+v, %v; want pool %q, held 3", page, h, err, want)
 		}
 	}
+	// A page of the flow controller's saturation alone (no request held,
+	// the pool gauges not written: the router's pool not yet initialized)
+	// reads 0 held and is of the saturation's pool: read as of no pool,
+	// another pool's EPP's 0 passed serve's inferencePoolRef check.
+	const sat = "llm_d_epp_flow_control_pool_saturation{inference_pool=\"code\",stage=\"effective\"} 1\n"
+	if p, err := Read(strings.NewReader(sat), "text/plain", "epp", modelserver.EPP); err != nil || p.Pool.Name != "code" || p.Pool.FlowQueue != 0 {
+		t.Errorf("saturation alone: %v, %v; want pool \"code\", held 0", p, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, sat) }))
+	defer srv.Close()
+	if h, err := ReadHeld(t.Context(), srv.Client(), srv.URL); err != nil || h.Pool != "code" || h.Held != 0 {
+		t.Errorf("saturation alone: ReadHeld %+v, %v; want pool \"code\", held 0", h, err)
+	}
 }
 
 // TestFlowQueueOneReader: a server: epp target's page (Read, Pool) and a

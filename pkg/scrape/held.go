@@ -28,8 +28,8 @@ const HeldScrapeHeader = "Infscale-Held-Scrape"
 // Held is what a holder's /metrics page says: the requests it holds and
 // whether its upstream had a ready endpoint (1 or 0; NaN when absent or
 // unreadable), and on an llm-d EPP's page the InferencePool it is of (its
-// pool gauges' label name, else its flows' inference_pool; "" when none
-// says, or an activator's page).
+// pool gauges' label name, else its flows' inference_pool, else its
+// saturation's; "" when none says, or an activator's page).
 type Held struct {
 	Held, Ready float64
 	Pool        string
