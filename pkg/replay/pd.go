@@ -45,13 +45,17 @@ const (
 	roleDecode                  // decode only: the KV arrives, the first step gives the first token
 )
 
-// reserve is the KV a request holds on a replica of s's pool: prompt +
-// output, or prompt + 1 on a prefill replica (max_tokens=1).
-func (s *sim) reserve(p *pending) int64 {
+// reserve is the KV a request holds on a replica of s's pool (kvNeed).
+func (s *sim) reserve(p *pending) int64 { return s.kvNeed(int64(p.prompt), int64(p.output)) }
+
+// kvNeed is the KV a request of prompt and output tokens holds on a
+// replica of s's pool: prompt + output, or prompt + 1 on a prefill replica
+// (max_tokens=1); arrive rejects one over the KV cache by it.
+func (s *sim) kvNeed(prompt, output int64) int64 {
 	if s.role == rolePrefill {
-		return int64(p.prompt) + 1
+		return prompt + 1
 	}
-	return int64(p.prompt) + int64(p.output)
+	return prompt + output
 }
 
 // prefillDone records a prefill pool's first token (the prefill pool's own

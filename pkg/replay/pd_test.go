@@ -241,3 +241,21 @@ func TestParsePDPolicyParentheses(t *testing.T) {
 		t.Errorf("ParsePolicy(pd(...)): %v, want %q", err, want)
 	}
 }
+
+// TestPDPromptFillsKV: lin's KV holds 100,000 tokens. A request of a
+// 100,000-token prompt and 0 output tokens fits an aggregated replica
+// (prompt + output = 100,000) but a prefill replica reserves prompt + 1 =
+// 100,001 (max_tokens=1): it was neither rejected nor admitted, and the
+// prefill replica's queue behind it waited for the whole replay (both
+// requests unserved). Now it is rejected at arrival (a miss), and the
+// request behind it (1,000 + 3 tokens at 2 s) is met.
+func TestPDPromptFillsKV(t *testing.T) {
+	src := trace.FromSlice("full", 60, []trace.Request{{Arrival: 1, Prompt: 100000, Output: 0}, {Arrival: 2, Prompt: 1000, Output: 3}})
+	res, err := RunPD(context.Background(), src, scriptedPD(1, 1), Config{Model: linKV{}, SLOTTFT: 20}, PDConfig{KVLinkBytesPerSecond: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 2 || res.Rejected != 1 || res.Met != 1 {
+		t.Errorf("requests %d, rejected %d, met %d: want 2, 1 (the 100,000-token prompt), 1", res.Requests, res.Rejected, res.Met)
+	}
+}

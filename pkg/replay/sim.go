@@ -345,7 +345,10 @@ func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
 	s.counts(now).arrivals++
-	if n := int64(q.Prompt) + int64(q.Output); n > s.sp.kvCap {
+	// The larger of what the request holds and what this pool reserves
+	// for it: a prefill replica reserves prompt + 1, so a prompt filling
+	// the cache with an output of 0 would wait for room forever.
+	if n := max(int64(q.Prompt)+int64(q.Output), s.kvNeed(int64(q.Prompt), int64(q.Output))); n > s.sp.kvCap {
 		s.res.Rejected++
 		s.res.LongestRejected, s.res.KVCapacity = max(s.res.LongestRejected, n), s.sp.kvCap
 		s.sample.Misses++
