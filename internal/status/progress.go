@@ -16,13 +16,19 @@ const PlainEvery = 10 * time.Second
 // at once.
 const PlainStep = 10
 
+// heartbeatEvery is how often a plain progress that has not moved says it
+// is still working (PlainEvery; tests shorten it).
+var heartbeatEvery = PlainEvery
+
 // Progress is the progress of a long command (simulate, tune, backtest) as
 // one percentage that never goes back: the least advanced of its parts,
 // and never less than what was already shown. On a terminal it is one line
 // redrawn in place at most every Every; on a file or pipe that is not a
 // terminal (stderr redirected), a plain line "label: 40%" each PlainStep
-// points or PlainEvery, and always the final 100%; on any other writer (a buffer) and when quiet,
-// nothing. Safe for concurrent use.
+// points or PlainEvery, and always the final 100%; while the percentage
+// does not move (a query a Prometheus holds), a line "label: 40% (still
+// working, 30s at 40%)" every PlainEvery until Done; on any other writer (a
+// buffer) and when quiet, nothing. Safe for concurrent use.
 type Progress struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -35,6 +41,8 @@ type Progress struct {
 	lastPc int // the percentage of the last plain line (-1: none yet)
 	drawn  bool
 	now    func() time.Time
+	moved  time.Time   // when the shown percentage last rose (plain)
+	beat   *time.Timer // the plain heartbeat; nil once Done
 }
 
 // NewProgress returns the progress of parts parts (at least 1) under label.
@@ -46,7 +54,26 @@ func NewProgress(w io.Writer, label string, parts int, quiet bool) *Progress {
 			p.plain = !p.term
 		}
 	}
+	if p.plain {
+		p.moved = p.now()
+		p.beat = time.AfterFunc(heartbeatEvery, p.heartbeat)
+	}
 	return p
+}
+
+// heartbeat writes the plain line of a percentage that has not moved for
+// heartbeatEvery, then waits again; nothing once Done.
+func (p *Progress) heartbeat() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.beat == nil || p.shown >= 100 {
+		return
+	}
+	if now := p.now(); now.Sub(p.last) >= heartbeatEvery {
+		p.last = now
+		fmt.Fprintf(p.w, "%s: %d%% (still working, %s at %d%%)\n", p.label, p.shown, now.Sub(p.moved).Round(time.Second), p.shown)
+	}
+	p.beat.Reset(heartbeatEvery)
 }
 
 // Part records that part i is a fraction f done (clamped to [0, 1]; a part
@@ -70,8 +97,11 @@ func (p *Progress) Set(f float64) { p.Part(0, f) }
 
 func (p *Progress) report(f float64) {
 	pc := max(int(100*f), p.shown)
-	p.shown = pc
 	now := p.now()
+	if pc > p.shown {
+		p.moved = now
+	}
+	p.shown = pc
 	switch {
 	case p.term:
 		if now.Sub(p.last) < Every {
@@ -89,10 +119,15 @@ func (p *Progress) report(f float64) {
 	}
 }
 
-// Done ends the progress: the terminal line is cleared.
+// Done ends the progress: the terminal line is cleared, the heartbeat
+// stopped.
 func (p *Progress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.beat != nil {
+		p.beat.Stop()
+		p.beat = nil
+	}
 	if p.term && p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false

@@ -84,3 +84,29 @@ func TestProgressPlainEndsAt100(t *testing.T) {
 		t.Errorf("lines %q\nwant  %q", got, want)
 	}
 }
+
+// TestProgressHeartbeat: a plain progress that does not move (a query a
+// hung Prometheus holds) says it is still working every heartbeatEvery,
+// and nothing after Done.
+func TestProgressHeartbeat(t *testing.T) {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = 40 * time.Millisecond
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := NewProgress(f, "backtest", 1, false)
+	p.Set(0.3)
+	time.Sleep(300 * time.Millisecond)
+	p.Done()
+	n := len(lines(t, f))
+	got := lines(t, f)
+	if got[0] != "backtest: 30%" || n < 2 || !strings.HasPrefix(got[1], "backtest: 30% (still working, ") || !strings.HasSuffix(got[1], " at 30%)") {
+		t.Fatalf("lines %q: want 30%% then a still-working line", got)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if after := len(lines(t, f)); after != n {
+		t.Errorf("%d lines after Done, %d before: want none written after Done", after, n)
+	}
+}
