@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"math"
 	"net"
@@ -326,6 +327,7 @@ func New(cfg Config) (*Activator, error) {
 		},
 		Transport:     refusedTransport{cfg.Transport},
 		FlushInterval: -1, // flush every write: token streams pass unbuffered
+		ErrorLog:      proxyErrorLog(cfg.Log),
 		ModifyResponse: func(resp *http.Response) error {
 			// An answer cut off mid-body (a reset mid-stream, a pod gone):
 			// the client's stream ends in an error; counted here. Not a
@@ -1349,6 +1351,21 @@ func (b *cutBody) Read(p []byte) (int, error) {
 		b.once.Do(func() { b.failed(err) })
 	}
 	return n, err
+}
+
+// proxyErrorLog is ReverseProxy's ErrorLog: lg's debug level, or nowhere
+// without lg. ReverseProxy logs a read error of every answer cut off
+// mid-body, and of every streamed answer whose client left, on the
+// standard logger, one plain line each ("httputil: ReverseProxy read error
+// during body copy"): 50 cut answers were 50 lines on stderr beside the
+// one rate-limited "upstream failed" line that counts them (cutBody), and
+// plain text in a --log-format json stream. Its default error handler's
+// line is not used (ErrorHandler).
+func proxyErrorLog(lg *slog.Logger) *log.Logger {
+	if lg == nil {
+		return log.New(io.Discard, "", 0)
+	}
+	return slog.NewLogLogger(lg.Handler(), slog.LevelDebug)
 }
 
 // upstreamFailed counts a request sent upstream that got no whole answer
