@@ -91,6 +91,9 @@ type Loop struct {
 	tuning   *Tuning // SetTuning's (tuning.go); nil: none
 	limiter  logLimiter
 	auditMu  sync.Mutex // audit lines come from cycles and from tuning
+	// failing is each target's signals whose last read failed, by target
+	// key and signal (noteReads); guarded by mu.
+	failing map[string]map[string]*failRun
 
 	// clockBase is the first cycle's now, wallSkew's reference; guarded by
 	// cycleMu.
@@ -171,6 +174,7 @@ func NewLoop(o LoopOptions) (*Loop, error) {
 	}
 	l.interval.Store(int64(o.Interval))
 	l.limiter.last = map[string]limited{}
+	l.failing = map[string]map[string]*failRun{}
 	l.scratch.signals, l.scratch.raw = map[string]float64{}, map[string]int{}
 	return l, nil
 }
@@ -263,6 +267,9 @@ func (l *Loop) install(next []*target) (fresh []*target) {
 	}
 	l.restoring.Add(int64(len(fresh)))
 	l.mu.Lock()
+	for name := range old {
+		delete(l.failing, name) // a target added again later starts with no open failure
+	}
 	l.targets = next
 	l.gen.Add(1)
 	l.mu.Unlock()
@@ -531,13 +538,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if rd.Duration > 0 {
 			l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		}
-		for _, e := range rd.Errors {
-			if e.Reused {
-				continue // counted and logged at its read
-			}
-			l.metrics.QueryError(t.key, e.Reason)
-			l.limiter.log(l.log, now, t.key, e)
-		}
+		l.noteReads(now, t.key, rd.Errors)
 		if rd.Diagnosis != "" {
 			l.log.Warn("the target's reads found none of its server's series", "target", t.key, "why", rd.Diagnosis)
 		}
@@ -1030,6 +1031,61 @@ func (l *Loop) RecentJSON() []byte {
 	return l.recentJSON
 }
 
+// failRun is one signal's run of failed reads (Loop.noteReads).
+type failRun struct {
+	since  time.Time // the cycle of the first failed read
+	last   time.Time // the cycle of the last one
+	cycles int       // cycles whose read of the signal failed
+	logged bool      // a "signal read failed" line was logged for the run
+}
+
+// noteReads counts and logs target's read errors of this cycle (each
+// (signal, reason) at most once per logEvery) and logs, once, each signal
+// that failed before and read without error this cycle: at INFO, "signal
+// read again", with how long and for how many cycles it failed, so an
+// outage's end is in the log as its start is (only the failures were: a
+// reader saw "signal read failed" and nothing after it). A run whose
+// failures were all rate-limited ends unsaid, so a signal failing every
+// other cycle logs at most one failure and one recovery a minute. Called
+// with mu held.
+func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
+	runs := l.failing[target]
+	for _, e := range errs {
+		if runs == nil {
+			runs = map[string]*failRun{}
+			l.failing[target] = runs
+		}
+		f := runs[e.Signal]
+		if f == nil {
+			f = &failRun{since: now}
+			runs[e.Signal] = f
+		}
+		if !f.last.Equal(now) {
+			f.last = now
+			f.cycles++
+		}
+		if e.Reused {
+			continue // counted and logged at its read
+		}
+		l.metrics.QueryError(target, e.Reason)
+		if l.limiter.log(l.log, now, target, e) {
+			f.logged = true
+		}
+	}
+	for sig, f := range runs {
+		if f.last.Equal(now) {
+			continue
+		}
+		if f.logged {
+			l.log.Info("signal read again", "target", target, "signal", sig, "failed_for", now.Sub(f.since).Round(time.Second), "failed_cycles", f.cycles)
+		}
+		delete(runs, sig)
+	}
+	if len(runs) == 0 {
+		delete(l.failing, target)
+	}
+}
+
 // logLimiter logs each (target, signal, reason) at most once per
 // logEvery, counting what it suppressed in between.
 type logLimiter struct {
@@ -1044,10 +1100,13 @@ type limited struct {
 
 const logEvery = time.Minute
 
-func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) {
-	if suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason); ok {
+// log logs e unless the limiter suppresses it, and reports whether it did.
+func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) bool {
+	suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason)
+	if ok {
 		lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", suppressed)
 	}
+	return ok
 }
 
 // logf logs msg with err for target at most once per logEvery per kind

@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// TestReadRecoveryLogged: Prometheus fails chat's running and waiting
+// reads for three cycles 15 s apart (t=15, 30, 45) and answers again at
+// t=60. The log has one failure line per signal (the second and third
+// are rate-limited), then one "signal read again" line per signal with
+// failed_for=45s (60 - 15) and failed_cycles=3; the other target, never
+// failing, has none. Then the signals flap within the minute (fail at
+// t=70, read at t=75): the failure is rate-limited (the last was logged at
+// t=15, 55 s before), so neither it nor its end is logged again: at most
+// one failure and one recovery line a minute. Before, the outage's end was
+// in no log line at all.
+func TestReadRecoveryLogged(t *testing.T) {
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	src := &fakeSource{}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
+		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	ok := load(1, 50, 10)
+	failed := Reading{Obs: unknownObservation(), Errors: []ReadError{
+		{Signal: "running", Reason: "unavailable", Err: errors.New("server error: 500")},
+		{Signal: "waiting", Reason: "unavailable", Err: errors.New("server error: 500")},
+	}}
+	src.set("other", load(1, 5, 0))
+	at := func(sec int, r Reading) {
+		now = t0.Add(time.Duration(sec) * time.Second)
+		src.set("chat", r)
+		l.Cycle(t.Context())
+	}
+	at(0, ok)
+	for _, s := range []int{15, 30, 45} {
+		at(s, failed)
+	}
+	at(60, ok)
+	log := logb.String()
+	if n := strings.Count(log, `msg="signal read failed"`); n != 2 {
+		t.Errorf("%d failure lines, want 2 (running, waiting):\n%s", n, log)
+	}
+	for _, sig := range []string{"running", "waiting"} {
+		want := `msg="signal read again" target=chat signal=` + sig + ` failed_for=45s failed_cycles=3`
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q:\n%s", want, log)
+		}
+	}
+	if n := strings.Count(log, `msg="signal read again"`); n != 2 {
+		t.Errorf("%d recovery lines, want 2:\n%s", n, log)
+	}
+	logb.Reset()
+	at(70, failed)
+	at(75, ok)
+	at(80, ok)
+	if logb.Len() != 0 {
+		t.Errorf("a flap within the minute logged:\n%s", logb.String())
+	}
+}
