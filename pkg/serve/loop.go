@@ -133,6 +133,8 @@ type Loop struct {
 		names   []string
 		out     []outcome
 		jobs    []writeJob
+		failed  []readEvent // this cycle's new read errors (noteReads)
+		ended   []readEvent // this cycle's ended runs of failed reads
 	}
 }
 
@@ -556,6 +558,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
 	}
+	l.logReads(now)
 	for i := 0; i < len(targets); i++ {
 		t, rd := targets[i], &readings[i]
 		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) { // its decode pool follows (SetConfig)
@@ -1039,15 +1042,18 @@ type failRun struct {
 	logged bool      // a "signal read failed" line was logged for the run
 }
 
-// noteReads counts and logs target's read errors of this cycle (each
-// (signal, reason) at most once per logEvery) and logs, once, each signal
-// that failed before and read without error this cycle: at INFO, "signal
-// read again", with how long and for how many cycles it failed, so an
-// outage's end is in the log as its start is (only the failures were: a
-// reader saw "signal read failed" and nothing after it). A run whose
-// failures were all rate-limited ends unsaid, so a signal failing every
-// other cycle logs at most one failure and one recovery a minute. Called
-// with mu held.
+// readEvent is a target's failed read of a signal (e set) or a run of
+// failed reads that ended (e unset), for logReads.
+type readEvent struct {
+	target string
+	signal string
+	e      ReadError
+	run    *failRun // the run's state (a copy once it ended)
+}
+
+// noteReads counts target's read errors of this cycle and keeps the new
+// ones and the runs of failed reads that ended (signals that failed before
+// and read without error now) for logReads. Called with mu held.
 func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 	runs := l.failing[target]
 	for _, e := range errs {
@@ -1068,21 +1074,102 @@ func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 			continue // counted and logged at its read
 		}
 		l.metrics.QueryError(target, e.Reason)
-		if l.limiter.log(l.log, now, target, e) {
-			f.logged = true
-		}
+		l.scratch.failed = append(l.scratch.failed, readEvent{target: target, signal: e.Signal, e: e, run: f})
 	}
 	for sig, f := range runs {
 		if f.last.Equal(now) {
 			continue
 		}
 		if f.logged {
-			l.log.Info("signal read again", "target", target, "signal", sig, "failed_for", now.Sub(f.since).Round(time.Second), "failed_cycles", f.cycles)
+			ended := *f
+			l.scratch.ended = append(l.scratch.ended, readEvent{target: target, signal: sig, run: &ended})
 		}
 		delete(runs, sig)
 	}
 	if len(runs) == 0 {
 		delete(l.failing, target)
+	}
+}
+
+// logReads logs the cycle's read errors and ended runs noteReads kept.
+// Errors of one signal and reason in one target are a line at most once
+// per logEvery ("signal read failed"); the same signal and reason failing
+// in several targets at once (Prometheus down: every target's reads) is
+// one line for them all, naming the first target and how many
+// (targets=N), at most once per logEvery: 20 targets were 80 lines a
+// minute, each with the same cause. A signal read again after failed
+// reads that were logged is logged once at INFO ("signal read again", how
+// long since its first failed read and in how many cycles it failed;
+// several targets at once: one line, the longest run's), so an outage's
+// end is in the log as its start is; a run none of whose failures was
+// logged ends unsaid, so a signal failing every other cycle logs at most
+// one failure and one recovery a minute. Called with mu held.
+func (l *Loop) logReads(now time.Time) {
+	failed, ended := l.scratch.failed, l.scratch.ended
+	defer func() {
+		clear(failed)
+		clear(ended)
+		l.scratch.failed, l.scratch.ended = failed[:0], ended[:0]
+	}()
+	for i, ev := range failed {
+		if ev.run == nil {
+			continue // logged with an earlier one of its group
+		}
+		group := failed[i:]
+		targets, more := 1, false
+		for j := 1; j < len(group); j++ {
+			if o := group[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.target != ev.target {
+				more = true
+				break
+			}
+		}
+		if !more { // one target: its own line per error
+			if l.limiter.log(l.log, now, ev.target, ev.e) {
+				ev.run.logged = true
+			}
+			failed[i].run = nil
+			continue
+		}
+		runs := []*failRun{ev.run}
+		seen := map[string]bool{ev.target: true}
+		for j := i + 1; j < len(failed); j++ {
+			if o := failed[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason {
+				if !seen[o.target] {
+					seen[o.target] = true
+					targets++
+				}
+				runs = append(runs, o.run)
+				failed[j].run = nil
+			}
+		}
+		failed[i].run = nil
+		if suppressed, ok := l.limiter.allow(now, "\x00targets\x00"+ev.signal+"\x00"+ev.e.Reason); ok {
+			l.log.Warn("signal read failed", "target", ev.target, "targets", targets, "signal", ev.signal, "reason", ev.e.Reason, "err", ev.e.Err, "suppressed_since_last", suppressed)
+			for _, f := range runs {
+				f.logged = true
+			}
+		}
+	}
+	for i, ev := range ended {
+		if ev.run == nil {
+			continue
+		}
+		targets, longest := 1, ev.run
+		for j := i + 1; j < len(ended); j++ {
+			if o := ended[j]; o.run != nil && o.signal == ev.signal {
+				targets++
+				if o.run.since.Before(longest.since) || o.run.since.Equal(longest.since) && o.run.cycles > longest.cycles {
+					longest = o.run
+				}
+				ended[j].run = nil
+			}
+		}
+		args := []any{"target", ev.target}
+		if targets > 1 {
+			args = append(args, "targets", targets)
+		}
+		args = append(args, "signal", ev.signal, "failed_for", now.Sub(longest.since).Round(time.Second), "failed_cycles", longest.cycles)
+		l.log.Info("signal read again", args...)
 	}
 }
 

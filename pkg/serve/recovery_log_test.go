@@ -75,3 +75,54 @@ func TestReadRecoveryLogged(t *testing.T) {
 		t.Errorf("a flap within the minute logged:\n%s", logb.String())
 	}
 }
+
+// TestReadFailuresOfManyTargetsOneLine: Prometheus fails every target's
+// running and waiting reads (both targets of loopConfig) for three cycles
+// 15 s apart, then answers again. One failure line per signal names the
+// first target and targets=2 (was one per target and signal: 4, and 4
+// lines a minute for as long as it lasts; 80 for 20 targets), and one
+// recovery line per signal, targets=2, failed_for=45s, failed_cycles=3.
+func TestReadFailuresOfManyTargetsOneLine(t *testing.T) {
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	src := &fakeSource{}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
+		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	failed := Reading{Obs: unknownObservation(), Errors: []ReadError{
+		{Signal: "running", Reason: "unavailable", Err: errors.New("server error: 500")},
+		{Signal: "waiting", Reason: "unavailable", Err: errors.New("server error: 500")},
+	}}
+	at := func(sec int, chat, other Reading) {
+		now = t0.Add(time.Duration(sec) * time.Second)
+		src.set("chat", chat)
+		src.set("other", other)
+		l.Cycle(t.Context())
+	}
+	at(0, load(1, 50, 10), load(1, 5, 0))
+	for _, s := range []int{15, 30, 45} {
+		at(s, failed, failed)
+	}
+	at(60, load(1, 50, 10), load(1, 5, 0))
+	log := logb.String()
+	for _, want := range []string{
+		`msg="signal read failed" target=chat targets=2 signal=running reason=unavailable`,
+		`msg="signal read failed" target=chat targets=2 signal=waiting reason=unavailable`,
+		`msg="signal read again" target=chat targets=2 signal=running failed_for=45s failed_cycles=3`,
+		`msg="signal read again" target=chat targets=2 signal=waiting failed_for=45s failed_cycles=3`,
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q", want)
+		}
+	}
+	if n := strings.Count(log, `msg="signal read`); n != 4 {
+		t.Errorf("%d read lines, want 4:\n%s", n, log)
+	}
+}
