@@ -94,6 +94,9 @@ type Loop struct {
 	// failing is each target's signals whose last read failed, by target
 	// key and signal (noteReads); guarded by mu.
 	failing map[string]map[string]*failRun
+	// writeFail is the run of failed writes of each kind (audit_write,
+	// state_write) still failing (logWrites); guarded by cycleMu.
+	writeFail map[string]*failRun
 
 	// clockBase is the first cycle's now, wallSkew's reference; guarded by
 	// cycleMu.
@@ -177,6 +180,7 @@ func NewLoop(o LoopOptions) (*Loop, error) {
 	l.interval.Store(int64(o.Interval))
 	l.limiter.last = map[string]limited{}
 	l.failing = map[string]map[string]*failRun{}
+	l.writeFail = map[string]*failRun{}
 	l.scratch.signals, l.scratch.raw = map[string]float64{}, map[string]int{}
 	return l, nil
 }
@@ -588,27 +592,33 @@ func (l *Loop) Cycle(ctx context.Context) {
 
 	skew := l.wallSkew(now)
 
+	var auditW, stateW writeTally
 	for i, t := range targets {
 		o := &out[i]
 		if !o.decided {
 			continue
 		}
 		l.metrics.ReleaseDesired(t.key) // a scale-down deferred until its costs were written
-		l.writeAudit(o.rec, now)
+		if l.audit != nil {
+			auditW.note(t.key, l.writeAudit(o.rec))
+		}
 		if l.store != nil {
 			st := t.run.State
 			if skew != 0 {
 				st = rebaseWall(st, now, skew)
 			}
-			if err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: st, SavedAt: now}); err != nil {
+			err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: st, SavedAt: now})
+			if err != nil {
 				l.metrics.QueryError(t.key, "state_write")
-				l.limiter.logf(l.log, now, t.key, "state_write", "state write failed", err)
 			}
+			stateW.note(t.key, err)
 		}
 		if l.onDecision != nil {
 			l.onDecision(o.rec)
 		}
 	}
+	l.logWrites(now, "audit_write", "audit log write failed", "audit log written again", &auditW)
+	l.logWrites(now, "state_write", "state write failed", "state written again", &stateW)
 	clear(out) // drop the records' references until the next cycle
 	l.scratch.out = out[:0]
 	if anyValid {
@@ -969,13 +979,11 @@ func (l *Loop) reportWrite(j *writeJob, now time.Time) {
 	}
 }
 
-// writeAudit writes r as one JSON line; a failed write (disk full, ...) is
-// counted (infscale_query_errors_total{reason="audit_write"}) and logged
-// at most once a minute per target.
-func (l *Loop) writeAudit(r Record, now time.Time) {
-	if l.audit == nil {
-		return
-	}
+// writeAudit writes r as one JSON line to the audit log (set); a failed
+// write (disk full, ...) is counted
+// (infscale_query_errors_total{reason="audit_write"}) and returned, for
+// logWrites.
+func (l *Loop) writeAudit(r Record) error {
 	b, err := json.Marshal(r)
 	if err == nil {
 		l.auditMu.Lock()
@@ -984,7 +992,65 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 	}
 	if err != nil {
 		l.metrics.QueryError(r.key(), "audit_write")
-		l.limiter.logf(l.log, now, r.key(), "audit_write", "audit log write failed", err)
+	}
+	return err
+}
+
+// writeTally is one cycle's writes of one kind (audit lines, state
+// files): how many, and the targets whose write failed with the first
+// error.
+type writeTally struct {
+	writes int
+	failed []string // targets
+	err    error    // the first failure's
+}
+
+func (w *writeTally) note(target string, err error) {
+	w.writes++
+	if err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		w.failed = append(w.failed, target)
+	}
+}
+
+// logWrites logs a cycle's failed writes of one kind (a full disk, a
+// read-only file system): a single target's as its own line, at most once
+// a minute per target; several targets' as one line naming the first and
+// how many (targets=N), at most once a minute: a full disk under 20
+// targets was 40 lines a minute (state and audit), one cause. The first
+// cycle whose writes of the kind all succeed after failures that were
+// logged says so once, at INFO (ended, with failed_for and
+// failed_cycles), so the end of a full disk is in the log as its start
+// is. Called with cycleMu held.
+func (l *Loop) logWrites(now time.Time, kind, failed, ended string, w *writeTally) {
+	f := l.writeFail[kind]
+	if len(w.failed) == 0 {
+		if f != nil && w.writes > 0 {
+			if f.logged {
+				l.log.Info(ended, "reason", kind, "failed_for", now.Sub(f.since).Round(time.Second), "failed_cycles", f.cycles)
+			}
+			delete(l.writeFail, kind)
+		}
+		return
+	}
+	if f == nil {
+		f = &failRun{since: now}
+		l.writeFail[kind] = f
+	}
+	f.last = now
+	f.cycles++
+	if len(w.failed) == 1 {
+		if suppressed, ok := l.limiter.allow(now, w.failed[0]+"\x00"+kind); ok {
+			l.log.Warn(failed, "target", w.failed[0], "reason", kind, "err", w.err, "suppressed_since_last", suppressed)
+			f.logged = true
+		}
+		return
+	}
+	if suppressed, ok := l.limiter.allow(now, "\x00targets\x00"+kind); ok {
+		l.log.Warn(failed, "target", w.failed[0], "targets", len(w.failed), "reason", kind, "err", w.err, "suppressed_since_last", suppressed)
+		f.logged = true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,103 @@ func TestReadFailuresOfManyTargetsOneLine(t *testing.T) {
 	}
 	if n := strings.Count(log, `msg="signal read`); n != 4 {
 		t.Errorf("%d read lines, want 4:\n%s", n, log)
+	}
+}
+
+// switchWriter fails every write while full is set (a full disk), and
+// takes them otherwise.
+type switchWriter struct{ full bool }
+
+func (w *switchWriter) Write(p []byte) (int, error) {
+	if w.full {
+		return 0, errors.New("no space left on device")
+	}
+	return len(p), nil
+}
+
+// TestWriteFailuresOfManyTargetsOneLine: the audit log's disk is full for
+// three cycles 15 s apart (t=15, 30, 45) while both targets decide: 6
+// lines fail, counted per target (3 each), said in one line naming chat
+// and targets=2 (the second and third cycles inside its minute; it was
+// one line per target, and a full disk under 20 targets 20 lines a
+// minute), and at t=60, the first cycle whose writes all succeed, once:
+// "audit log written again" failed_for=45s failed_cycles=3. The same for
+// a state dir made unwritable and writable again.
+func TestWriteFailuresOfManyTargetsOneLine(t *testing.T) {
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	src := &fakeSource{}
+	src.set("chat", load(1, 50, 10))
+	src.set("other", load(1, 5, 0))
+	dir := t.TempDir()
+	store, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store,
+		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
+	aw := &switchWriter{}
+	l.audit = aw
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	at := func(sec int) {
+		now = t0.Add(time.Duration(sec) * time.Second)
+		l.Cycle(t.Context())
+	}
+	at(0)
+	aw.full = true
+	for _, s := range []int{15, 30, 45} {
+		at(s)
+	}
+	aw.full = false
+	at(60)
+	log := logb.String()
+	for _, want := range []string{
+		`msg="audit log write failed" target=chat targets=2 reason=audit_write err="no space left on device" suppressed_since_last=0`,
+		`msg="audit log written again" reason=audit_write failed_for=45s failed_cycles=3`,
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q:\n%s", want, log)
+		}
+	}
+	if n := strings.Count(log, "audit log write"); n != 1 {
+		t.Errorf("%d audit failure lines, want 1:\n%s", n, log)
+	}
+	for _, target := range []string{"chat", "other"} {
+		if got := queryErrors(m, target, "audit_write"); got != 3 {
+			t.Errorf("%s: audit_write count %v, want 3", target, got)
+		}
+	}
+
+	// The state dir: a file where it was (every save fails), then back.
+	logb.Reset()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at(75)
+	at(90)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	at(105)
+	log = logb.String()
+	if n := strings.Count(log, `msg="state write failed" target=chat targets=2 reason=state_write`); n != 1 || strings.Count(log, "state write failed") != 1 {
+		t.Errorf("want one state write failed line for both targets:\n%s", log)
+	}
+	if want := `msg="state written again" reason=state_write failed_for=30s failed_cycles=2`; strings.Count(log, want) != 1 {
+		t.Errorf("want one %q:\n%s", want, log)
 	}
 }
