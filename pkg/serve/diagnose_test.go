@@ -190,3 +190,53 @@ targets:
 		t.Errorf("asked %v, ready %v: want c's alone", src.diag.asked, src.diag.ready)
 	}
 }
+
+// fillingNamer is emptyNamer until filled: then every query answers one
+// sample, 3 (Prometheus after its first scrapes).
+type fillingNamer struct {
+	emptyNamer
+	filled bool
+}
+
+func (f *fillingNamer) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	if !f.filled {
+		return model.Vector{}, nil, nil
+	}
+	return model.Vector{{Metric: model.Metric{}, Value: 3}}, nil, nil
+}
+
+// TestSelectorDiagnosisDroppedOnceRead: serve starts before Prometheus
+// has scraped the target: the first reading is empty and asks for a
+// diagnosis ("its labels match nothing", true then). Prometheus scrapes;
+// the next reading has the series (running 3), so the diagnosis finished
+// meanwhile is not given: it was, and serve logged "its labels match
+// nothing" beside a decision on those series.
+func TestSelectorDiagnosisDroppedOnceRead(t *testing.T) {
+	cfg, err := config.Parse([]byte(`prometheus: {url: http://127.0.0.1:9}
+targets:
+- {name: a, server: vllm, selector: '{pod="a"}', metrics: [{type: queue, target: 4}], max: 8}
+`), "filling.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &fillingNamer{}
+	src := &PrometheusSource{Evaluator: &promql.Evaluator{API: api}}
+	targets := []*config.Target{&cfg.Targets[0]}
+	now := time.Now()
+	rd := src.Read(t.Context(), targets, now)
+	src.diag.wg.Wait()
+	if rd[0].Diagnosis != "" || api.names != 1 {
+		t.Fatalf("first reading: diagnosis %q, %d asked; want none yet and 1 asked", rd[0].Diagnosis, api.names)
+	}
+	api.filled = true
+	rd = src.Read(t.Context(), targets, now.Add(15*time.Second))
+	if rd[0].Obs.Running != 3 {
+		t.Fatalf("second reading: running %v, want 3", rd[0].Obs.Running)
+	}
+	if rd[0].Diagnosis != "" {
+		t.Errorf("second reading, series found: diagnosis %q, want none", rd[0].Diagnosis)
+	}
+	if _, ok := src.diag.ready["a"]; ok {
+		t.Error("the stale diagnosis is still kept")
+	}
+}

@@ -65,8 +65,9 @@ type diagnoses struct {
 	wg       sync.WaitGroup
 }
 
-// diagnose gives the diagnosis ready for t (its selector's matchers sel),
-// and when r has an empty read of a signal of t's selector (not a
+// diagnose gives the diagnosis ready for t (its selector's matchers sel)
+// when r still has an empty read of a signal of t's selector (dropped
+// otherwise), and when r has an empty read of a signal of t's selector (not a
 // replicas query read at 0: a target at zero replicas has no series)
 // starts one off the cycle, at most once per diagnoseEvery: its names over
 // the 5 minutes before now (Prometheus's lookback) with
@@ -80,13 +81,19 @@ func (s *PrometheusSource) diagnose(t *config.Target, sel []*labels.Matcher, r *
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key := t.Key()
-	if why, ok := d.ready[key]; ok {
-		r.Diagnosis = why
-		delete(d.ready, key)
-	}
 	empty := false
 	for _, e := range r.Errors {
 		empty = empty || (e.Signal != promql.Current.String() && e.Reason == promql.ReasonEmpty.String())
+	}
+	if why, ok := d.ready[key]; ok {
+		// Given only while the reads are still empty: one that found the
+		// series since (Prometheus's first scrapes after serve's start)
+		// made it stale, and "its labels match nothing" beside a decision
+		// on those series misled.
+		if empty {
+			r.Diagnosis = why
+		}
+		delete(d.ready, key)
 	}
 	if !empty || (r.CurrentKnown && r.Obs.Current == 0) || now.Sub(d.asked[key]) < diagnoseEvery || d.inFlight >= diagnoseAtOnce {
 		return
