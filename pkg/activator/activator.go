@@ -1358,8 +1358,8 @@ func (b *cutBody) Read(p []byte) (int, error) {
 // mid-body, and of every streamed answer whose client left, on the
 // standard logger, one plain line each ("httputil: ReverseProxy read error
 // during body copy"): 50 cut answers were 50 lines on stderr beside the
-// one rate-limited "upstream failed" line that counts them (cutBody), and
-// plain text in a --log-format json stream. Its default error handler's
+// one rate-limited "upstream failed" line that counts them (cutBody), in
+// another format than the activator's key=value lines. Its default error handler's
 // line is not used (ErrorHandler).
 func proxyErrorLog(lg *slog.Logger) *log.Logger {
 	if lg == nil {

@@ -25,8 +25,8 @@ import (
 // its 10 s). ReverseProxy's own line for each ("httputil: ReverseProxy read
 // error during body copy") goes to the activator's logger at debug level
 // (5 lines there), none to the standard logger: it wrote one plain line per
-// cut answer on stderr, 50 for 50 and never rate-limited, plain text in a
-// --log-format json stream.
+// cut answer on stderr, 50 for 50 and never rate-limited, in another format
+// than the activator's key=value lines.
 func TestCutAnswersNotLoggedPlainOnce(t *testing.T) {
 	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
