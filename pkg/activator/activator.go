@@ -223,6 +223,9 @@ type Activator struct {
 
 	failLog  *rate.Limiter // Config.Log's upstream-failure lines: one a FailureLogInterval
 	failures atomic.Int64  // upstream failures not in a line yet
+	// refusals are Config.Log's lines of requests answered 429 or 503
+	// with Retry-After (refuse), by status: one a FailureLogInterval each.
+	refusals map[int]*refusalLog
 
 	held         prometheus.Gauge
 	heldBytes    prometheus.Gauge
@@ -319,7 +322,11 @@ func New(cfg Config) (*Activator, error) {
 		}
 	}
 	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{},
-		failLog: rate.NewLimiter(rate.Every(FailureLogInterval), 1)}
+		failLog: rate.NewLimiter(rate.Every(FailureLogInterval), 1),
+		refusals: map[int]*refusalLog{
+			http.StatusTooManyRequests:    {lim: rate.NewLimiter(rate.Every(FailureLogInterval), 1)},
+			http.StatusServiceUnavailable: {lim: rate.NewLimiter(rate.Every(FailureLogInterval), 1)},
+		}}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -553,6 +560,7 @@ func (a *Activator) Run(ctx context.Context) {
 	for {
 		last := time.Now()
 		a.sayFailures()
+		a.sayRefusals()
 		up, why, kind := a.probe(ctx)
 		now := "ready"
 		if !up {
@@ -1222,6 +1230,54 @@ func (a *Activator) abandon(w *waiter) bool {
 func (a *Activator) refuse(rw http.ResponseWriter, code int, msg string) {
 	rw.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.cfg.RetryAfter.Seconds()))))
 	http.Error(rw, msg, code)
+	a.logRefusal(code, msg)
+}
+
+// refusalLog is the log of one status's refusals (refuse): its limiter,
+// and how many no line has counted yet.
+type refusalLog struct {
+	lim     *rate.Limiter
+	pending atomic.Int64
+}
+
+// logRefusal logs a request answered code (429 or 503 with Retry-After) at
+// warning level: the first at once, then at most one a FailureLogInterval
+// per status, whose refused=N counts those since the line before (this one
+// included), as upstreamFailed does. The clients' 503s after
+// --hold-timeout, the 429s past --max-held or --max-held-bytes and a
+// drain's 503s were counted only (infscale_activator_hold_timeouts_total,
+// _rejected_total): the log said "requests are held" and then nothing
+// while clients were turned away.
+func (a *Activator) logRefusal(code int, msg string) {
+	l := a.refusals[code]
+	if a.cfg.Log == nil || l == nil {
+		return
+	}
+	if !l.lim.Allow() {
+		l.pending.Add(1)
+		return
+	}
+	a.cfg.Log.Warn("request refused", "status", code, "error", strings.TrimPrefix(msg, "activator: "), "refused", l.pending.Swap(0)+1,
+		"retry_after", a.cfg.RetryAfter)
+}
+
+// sayRefusals logs the refusals no line has counted yet, per status, once
+// its interval allows a line: called by Run at each probe, so a burst of
+// refusals that stops is in the log whole.
+func (a *Activator) sayRefusals() {
+	if a.cfg.Log == nil {
+		return
+	}
+	for _, code := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		l := a.refusals[code]
+		if l.pending.Load() == 0 || !l.lim.Allow() {
+			continue
+		}
+		if n := l.pending.Swap(0); n > 0 {
+			a.cfg.Log.Warn("request refused", "status", code, "refused", n,
+				"error", "the requests since the last line, not logged one by one (at most one line each "+FailureLogInterval.String()+")")
+		}
+	}
 }
 
 // reserveLocked counts n more bytes of held bodies (a.mu held).
