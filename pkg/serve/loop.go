@@ -138,6 +138,7 @@ type Loop struct {
 		jobs    []writeJob
 		failed  []readEvent // this cycle's new read errors (noteReads)
 		ended   []readEvent // this cycle's ended runs of failed reads
+		warned  []warnEvent // this cycle's targets read with warnings
 	}
 }
 
@@ -549,20 +550,19 @@ func (l *Loop) Cycle(ctx context.Context) {
 			l.log.Warn("the target's reads found none of its server's series", "target", t.key, "why", rd.Diagnosis)
 		}
 		if len(rd.Warnings) > 0 {
-			if suppressed, ok := l.limiter.allow(now, t.key+"\x00warnings"); ok {
-				msg := "prometheus answered with warnings; its values were read"
-				if l.source.Name() != "prometheus" { // embedded mode's pages
-					msg = "pages read with warnings"
-				} else if _, partial := promql.Partial(rd.Warnings); partial {
-					msg = "prometheus answered with warnings, some of the data it could not read: the signals of those answers are unknown (reason partial)"
-				}
-				l.log.Warn(msg, "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)
+			msg := "prometheus answered with warnings; its values were read"
+			if l.source.Name() != "prometheus" { // embedded mode's pages
+				msg = "pages read with warnings"
+			} else if _, partial := promql.Partial(rd.Warnings); partial {
+				msg = "prometheus answered with warnings, some of the data it could not read: the signals of those answers are unknown (reason partial)"
 			}
+			l.scratch.warned = append(l.scratch.warned, warnEvent{target: t.key, msg: msg, warnings: rd.Warnings})
 		}
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
 	}
 	l.logReads(now)
+	l.logWarnings(now)
 	for i := 0; i < len(targets); i++ {
 		t, rd := targets[i], &readings[i]
 		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) { // its decode pool follows (SetConfig)
@@ -1236,6 +1236,47 @@ func (l *Loop) logReads(now time.Time) {
 		}
 		args = append(args, "signal", ev.signal, "failed_for", now.Sub(longest.since).Round(time.Second), "failed_cycles", longest.cycles)
 		l.log.Info("signal read again", args...)
+	}
+}
+
+// warnEvent is a target read with warnings this cycle (logWarnings).
+type warnEvent struct {
+	target, msg string
+	warnings    []string
+}
+
+// logWarnings logs the cycle's reads with warnings: a single target's as
+// its own line, at most once a minute per target; several targets' of one
+// kind (msg) as one line naming the first target, how many (targets=N)
+// and the first's warnings, at most once a minute: a Thanos store down
+// answers every target's queries with the same partial-response warning,
+// and 20 targets were 20 lines a minute. Called with mu held.
+func (l *Loop) logWarnings(now time.Time) {
+	warned := l.scratch.warned
+	defer func() {
+		clear(warned)
+		l.scratch.warned = warned[:0]
+	}()
+	for i, ev := range warned {
+		if ev.msg == "" {
+			continue // logged with an earlier one of its kind
+		}
+		n := 1
+		for j := i + 1; j < len(warned); j++ {
+			if warned[j].msg == ev.msg {
+				n++
+				warned[j].msg = ""
+			}
+		}
+		if n == 1 {
+			if suppressed, ok := l.limiter.allow(now, ev.target+"\x00warnings"); ok {
+				l.log.Warn(ev.msg, "target", ev.target, "warnings", ev.warnings, "suppressed_since_last", suppressed)
+			}
+			continue
+		}
+		if suppressed, ok := l.limiter.allow(now, "\x00targets\x00warnings\x00"+ev.msg); ok {
+			l.log.Warn(ev.msg, "target", ev.target, "targets", n, "warnings", ev.warnings, "suppressed_since_last", suppressed)
+		}
 	}
 }
 

@@ -225,3 +225,37 @@ func TestWriteFailuresOfManyTargetsOneLine(t *testing.T) {
 		t.Errorf("want one %q:\n%s", want, log)
 	}
 }
+
+// TestWarningsOfManyTargetsOneLine: both targets are read with the same
+// kind of warning for five cycles 15 s apart (t=0..60): one line for both
+// at t=0 (target=chat targets=2, chat's warnings) and one at t=60 with the
+// 3 between suppressed: 2 lines, where each target had its own (4).
+func TestWarningsOfManyTargetsOneLine(t *testing.T) {
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	src := &fakeSource{}
+	chat, other := load(1, 50, 10), load(1, 5, 0)
+	chat.Warnings, other.Warnings = []string{"http://a/metrics: no running or waiting sample"}, []string{"http://b/metrics: no running or waiting sample"}
+	src.set("chat", chat)
+	src.set("other", other)
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
+		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s <= 60; s += 15 {
+		now = t0.Add(time.Duration(s) * time.Second)
+		l.Cycle(t.Context())
+	}
+	log := logb.String()
+	first := `msg="pages read with warnings" target=chat targets=2 warnings="[http://a/metrics: no running or waiting sample]" suppressed_since_last=0`
+	second := `msg="pages read with warnings" target=chat targets=2 warnings="[http://a/metrics: no running or waiting sample]" suppressed_since_last=3`
+	if strings.Count(log, first) != 1 || strings.Count(log, second) != 1 || strings.Count(log, "pages read with warnings") != 2 {
+		t.Errorf("want the two lines\n%s\n%s\nlog:\n%s", first, second, log)
+	}
+}
