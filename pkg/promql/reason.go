@@ -113,6 +113,18 @@ func (e *QueryError) Error() string {
 				detail += " (Prometheus, or a proxy in front of it, refused infscale's credentials: check the prometheus block's authorization, basic_auth, oauth2 or tls_config, and the token's permissions)"
 			}
 		}
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && ae.Type == v1.ErrServer {
+			// A 5xx's body is not decoded by client_golang (400 and 422
+			// only): Prometheus's own words ("query timed out in
+			// expression evaluation", "TSDB not ready") were lost, and
+			// the line said "server error: 503" alone.
+			if typ, msg := bodyError(ae.Detail); msg != "" {
+				if typ != "" && typ != e.Reason.String() { // the reason is said once
+					msg = typ + ": " + msg
+				}
+				detail += " (Prometheus's error: " + msg + ")"
+			}
+		}
 		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && clientStatus(ae) == http.StatusNotFound {
 			// Prometheus answers a bad query 400 or 422, never 404: the
 			// path is wrong.
@@ -222,6 +234,27 @@ func notTheQuery(ae *v1.Error) bool {
 	}
 	return false
 }
+
+// bodyError is the errorType and error of a Prometheus API error body
+// ({"status":"error","errorType":...,"error":...}), the error cut at
+// maxBodyError bytes; "" and "" for any other body (a proxy's HTML page).
+func bodyError(body string) (typ, msg string) {
+	var r struct {
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &r) != nil || r.Status != "error" {
+		return "", ""
+	}
+	if len(r.Error) > maxBodyError {
+		r.Error = strings.ToValidUTF8(r.Error[:maxBodyError], "") + "..."
+	}
+	return r.ErrorType, r.Error
+}
+
+// maxBodyError bounds the error of a 5xx body quoted in a QueryError.
+const maxBodyError = 300
 
 func bodyErrorType(body string) string {
 	var r struct {
