@@ -165,6 +165,14 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 		trial.Recommendations = append(pruneOld(trial.Recommendations, now.Add(-p.Horizon()), recAt, p.NoBehavior),
 			TimedReplicas{At: now, Replicas: hold})
 		trial.FirstSeen, trial.LastActive = firstSeen, lastActive
+		// The held value is the output the consumer saw: base() starts
+		// from it after the outage, not from a current count the consumer
+		// had not yet brought up to it (an outage past the windows with
+		// the consumer behind, 3 of a desired 4, exported 4, 3, 4). What
+		// it left coming is not known (nothing was read): none, so the
+		// runaway guard does not date replicas that came up during the
+		// outage from the last hold (it holds while asked − ready > 0).
+		trial.LastDesired, trial.LastAt, trial.Coming = hold, now, 0
 	}
 	l.remember(trial)
 	l.State, *trial = *trial, l.State

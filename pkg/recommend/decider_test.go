@@ -257,3 +257,32 @@ func decideOnce(l *Decider, p *Policy, r Reading, now time.Time) (Decision, bool
 	decided, held := l.Decide(&d, p, r, now)
 	return d, decided, held
 }
+
+// TestLoopOutagePastTheWindows: the consumer behind (3 running of a
+// desired 4: queue 16 at target 4 on 3 asks ceil(16/4) = 4), then an
+// outage longer than every window (the default 300 s scale-down window):
+// the held 4 is the output the consumer saw, recorded as the last output
+// at each hold, so the first decision after it starts from 4 (base), not
+// from the 3 running (serve exported 4, 3, 4 with the runaway guard
+// holding at max(base 3, current 3), and recorded a scale-down).
+func TestLoopOutagePastTheWindows(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var l Decider
+	for s := int64(1000); s <= 1060; s += 15 { // the consumer stays at 3
+		if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(3, 16), CurrentKnown: true}, at(s)); d.Desired != 4 {
+			t.Fatalf("t=%d: desired %d, want 4\n%s", s, d.Desired, stepsText(d))
+		}
+	}
+	for s := int64(1075); s <= 1400; s += 15 {
+		if d, _, held := decideOnce(&l, p, Reading{Obs: unknownObs(0)}, at(s)); !held || d.Desired != 4 {
+			t.Fatalf("t=%d no data: desired %d held %v, want 4 held", s, d.Desired, held)
+		}
+	}
+	if l.State.LastDesired != 4 || !l.State.LastAt.Equal(at(1390)) {
+		t.Errorf("after the holds: last desired %d at %v, want the held 4 at the last hold (1390)", l.State.LastDesired, l.State.LastAt)
+	}
+	d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(3, 16), CurrentKnown: true}, at(1415))
+	if d.Desired != 4 || len(l.State.ScaleDownEvents) != 0 {
+		t.Errorf("after the outage: desired %d, scale-down events %+v; want 4 and none\n%s", d.Desired, l.State.ScaleDownEvents, stepsText(d))
+	}
+}
