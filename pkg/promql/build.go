@@ -148,6 +148,15 @@ type Target struct {
 	// FlowControlHeld (server epp, no Held) reads Held from the EPP's
 	// flow-control queue (the target's zero.flow_control).
 	FlowControlHeld bool
+	// FlowQueueLookback (with FlowControlHeld) is how far back a
+	// flow-control queue series under the selector proves the family is
+	// scraped: with no queue series now but the flow controller's
+	// saturation, Held reads 0 if one was present within it (the router
+	// deleted idle flows' series when it collected them), else unknown (a
+	// relabel may drop the queue alone). A duration (range of
+	// last_over_time); 0 is DefaultFlowQueueLookback. serve sets it to
+	// FlowQueueLookbackFor(the target's zero.cooldownPeriod).
+	FlowQueueLookback time.Duration
 	// Overrides replace the built query of a signal with a user query, run
 	// verbatim (no selector injection): the user owns its shape.
 	Overrides map[Signal]string

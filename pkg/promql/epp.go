@@ -1,6 +1,10 @@
 package promql
 
 import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -21,6 +25,7 @@ import (
 //	running, waiting    round(max(average_* * ready_endpoints)) or round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0) or <the twin's, likewise>)    (Target.FlowControlHeld)
+//	                      or (0 * group({__name__=~"<saturation twins>"}) and on () (group(last_over_time(flow_control_queue_size[L])) or <the twin's>))
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(sum by (instance) (max without (<HA labels>) (rate(request_total[w]))) or <the twin's, likewise>), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
@@ -104,7 +109,24 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		for _, n := range f.FlowQueue.Names() {
 			flows = append(flows, call("clamp_min", noCopies(selector(n, b.sel)), number(0)))
 		}
-		out[Held] = aggregate(parser.SUM, false, nil, orChain(flows))
+		// No queue series now: the router writes a flow's series from its
+		// first request and deletes it when it collects the idle flow, while
+		// it writes the saturation every dispatch cycle. 0 then (as
+		// embedded mode reads such a page), but only if a queue series was
+		// under the selector within the lookback: a relabel that drops the
+		// queue family alone (one series per flow) and keeps the saturation
+		// read 0 forever, and a pool at zero never woke. Each twin's
+		// lookback is grouped apart: a function that drops the metric name
+		// (VictoriaMetrics' last_over_time) would make the twins of one
+		// flow two series of one label set.
+		var seen []parser.Expr
+		for _, n := range f.FlowQueue.Names() {
+			seen = append(seen, aggregate(parser.GROUP, false, nil, call("last_over_time", rangeOf(selector(n, b.sel), t.flowQueueLookback()))))
+		}
+		idle := binary(parser.LAND,
+			binary(parser.MUL, number(0), aggregate(parser.GROUP, false, nil, namesSelector(f.Saturation.Names(), b.sel)), nil),
+			orChain(seen), []string{})
+		out[Held] = binary(parser.LOR, aggregate(parser.SUM, false, nil, orChain(flows)), idle, nil)
 	}
 	// A counter's name is chosen per EPP replica (its scrape's instance),
 	// as embedded mode takes each page's own family: during a rollout of
@@ -146,4 +168,50 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		out[ITL] = b.ttft(f.ITL.Names(), t.ITLQuantile, t.ITLWindow)
 	}
 	return out
+}
+
+// DefaultFlowQueueLookback is Target.FlowQueueLookback when 0:
+// FlowQueueLookbackFor the default cooldownPeriod (5 minutes).
+const DefaultFlowQueueLookback = 20 * time.Minute
+
+// flowCollectMargin is how long after a flow's last request llm-d's
+// router may still write its queue series: it collects an idle flow, and
+// deletes the series, 5 to 10 minutes after its last request (a fixed
+// 5-minute flow timeout, checked every 5 minutes); 5 minutes to spare.
+const flowCollectMargin = 15 * time.Minute
+
+// FlowQueueLookbackFor is the FlowQueueLookback of a target that goes to
+// zero after cooldown: cooldown + 15 minutes, so that held stays known
+// (0 once the router collects the idle flows) through the whole cooldown
+// that follows the last request.
+func FlowQueueLookbackFor(cooldown time.Duration) time.Duration {
+	return cooldown + flowCollectMargin
+}
+
+func (t Target) flowQueueLookback() time.Duration {
+	if t.FlowQueueLookback <= 0 {
+		return DefaultFlowQueueLookback
+	}
+	return t.FlowQueueLookback
+}
+
+// flowHeldHint says what to do when Held of a target reading the
+// flow-control queue found no series: no queue series now, and none within
+// the lookback beside the saturation (or no saturation: flow control off).
+// "no series" alone named nothing. Held stays unknown.
+func flowHeldHint(tg Target, errs map[Signal]error) {
+	if tg.Server != modelserver.EPP || !tg.FlowControlHeld || tg.Held != "" {
+		return
+	}
+	qe, ok := errs[Held].(*QueryError)
+	if _, own := tg.Overrides[Held]; own || !ok || qe.Reason != ReasonEmpty {
+		return
+	}
+	f := modelserver.EPPFamilies()
+	l := tg.flowQueueLookback()
+	errs[Held] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+		"%w: no flow-control queue series (%s or %s) under the selector now, nor any in the last %s to show that the flow controller's saturation (%s or %s) without one is no request held: "+
+			"is the flowControl feature gate on, and does the scrape keep the queue family (a metric_relabel_configs drop of it leaves held unknown; read as 0, a pool at zero would never wake)? "+
+			"An EPP restarted with no request since, or a pool idle for longer than %s, reads unknown until its next request writes the series",
+		qe.Err, f.FlowQueue.Current, f.FlowQueue.Deprecated, model.Duration(l), f.Saturation.Current, f.Saturation.Deprecated, model.Duration(l))}
 }

@@ -21,8 +21,9 @@ const flowPoolLabel = "inference_pool"
 
 // poolGaugeNames are the EPP's pool gauges, one series per pool on a page
 // (ready endpoints and the averages, both spellings), and flowNames its
-// flow-control queue (both spellings: held's only family; pkg/scrape's
-// checkPools also checks the saturation, which embedded mode alone reads).
+// flow-control families that held reads: the queue and the saturation
+// (both spellings; held is 0 with the saturation alone, the queue's
+// series collected), as pkg/scrape's checkPools checks them.
 func poolGaugeNames() []string {
 	f := modelserver.EPPFamilies()
 	var out []string
@@ -32,7 +33,10 @@ func poolGaugeNames() []string {
 	return out
 }
 
-func flowNames() []string { return modelserver.EPPFamilies().FlowQueue.Names() }
+func flowNames() []string {
+	f := modelserver.EPPFamilies()
+	return append(f.FlowQueue.Names(), f.Saturation.Names()...)
+}
 
 // pageLabels are the labels that tell one scraped page's series from
 // another's: the scrape's job and instance, the pod, and the HA replica

@@ -348,6 +348,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	for _, t := range targets {
 		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Duplicates, t.Replicas, t.Held)
 		fmt.Fprintf(&b, "%g|%d|%g|%d|%t|%t|", t.QueueTimeQuantile, t.QueueTimeWindow, t.ITLQuantile, t.ITLWindow, t.Demand, t.FlowControlHeld)
+		fmt.Fprintf(&b, "%d|", t.FlowQueueLookback)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')
@@ -477,6 +478,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			}
 			onePoolSeries(tg, p.signals[i], &values[i], results[i].Errors, d)
 		}
+		flowHeldHint(tg, results[i].Errors)
 		rateHints(tg, p.opts, &values[i], results[i].Errors)
 		if seriesExist && liveHints(tg, p.signals[i], p.opts, results[i].Errors) {
 			// None of the series is a live pod's: what the count folded

@@ -476,14 +476,36 @@ func TestEPPHeldNoRequestYet(t *testing.T) {
 	}
 }
 
-// TestEPPHeldFlowCollectedPrometheus: Prometheus mode reads no queue series
-// as unknown held, the saturation notwithstanding (docs/llm-d.md: a relabel
-// could drop the queue alone). A flow holds 2 (held 2); the router then
-// collects the idle flow and deletes its series: held is unknown, not 0,
-// so a pool idle past its flows' collection (5 to 10 minutes after the
-// last request) never reaches zero in this mode. The test pins that
-// documented limit; embedded mode reads the same page as 0
-// (TestEPPHeldNoRequestYet).
+// eppCollectTarget is eppTarget with a 10-minute cooldown: with a
+// lookback of cooldown + 15m (promql.FlowQueueLookbackFor), 25m.
+const eppCollectTarget = `
+  server: epp
+  metrics: [{type: queue, target: 10}]
+  minReplicaCount: 0
+  maxReplicaCount: 10
+  zero: {flow_control: true, cooldownPeriod: 600s}
+`
+
+// idleDecision is the decision on o of a pool at 1 replica idle for 30
+// minutes (past the 10-minute cooldown) by the state's bookkeeping.
+func idleDecision(t *testing.T, tg *config.Target, o recommend.Observation, now time.Time) recommend.Decision {
+	t.Helper()
+	p, err := tg.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &recommend.State{FirstSeen: now.Add(-time.Hour), LastActive: now.Add(-30 * time.Minute)}
+	return recommend.Decide(&p, o, st, now)
+}
+
+// TestEPPHeldFlowCollectedPrometheus: the router collects an idle flow and
+// deletes its queue series (5 to 10 minutes after its last request) while
+// it writes the saturation every dispatch cycle. A flow holds 2 (held 2);
+// collected, Prometheus mode read held unknown (no queue series), so a
+// pool behind a cooldown of 10 minutes never reached zero in that mode.
+// It reads 0 now, known, since a queue series was present within the
+// lookback (25m here): 1 replica idle past its cooldown goes to 0
+// (idle-to-zero), as embedded mode reads the page (TestEPPHeldNoRequestYet).
 func TestEPPHeldFlowCollectedPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Prometheus")
@@ -493,7 +515,7 @@ func TestEPPHeldFlowCollectedPrometheus(t *testing.T) {
 	defer epp.Close()
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
 		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
-	ps, pc := chatEPPSource(t, prom.URL, "\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n")
+	ps, pc := chatEPPSource(t, prom.URL, eppCollectTarget)
 	const queue = `llm_d_epp_flow_control_queue_size{service="chat-epp"}`
 	prom.WaitFor(t, queue, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 2 })
 	if r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, time.Now())[0]; r.Obs.Held != 2 {
@@ -501,8 +523,74 @@ func TestEPPHeldFlowCollectedPrometheus(t *testing.T) {
 	}
 	epp.Set(func(s *epptest.State) { s.Flows = []epptest.Flow{} })
 	prom.WaitFor(t, queue, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 0 })
-	if r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, time.Now())[0]; !math.IsNaN(r.Obs.Held) {
-		t.Errorf("the flow collected: held %v (errors %v); want unknown", r.Obs.Held, r.Errors)
+	now := time.Now()
+	r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, now)[0]
+	if r.Obs.Held != 0 || r.Obs.Running != 0 || r.Obs.Current != 1 || len(r.Errors) != 0 {
+		t.Fatalf("the flow collected: held %v running %v current %d errors %v; want 0 held known, 0 running, 1 current, no error", r.Obs.Held, r.Obs.Running, r.Obs.Current, r.Errors)
+	}
+	if d := idleDecision(t, &pc.Targets[0], r.Obs, now); d.Desired != 0 || d.Reason != recommend.ReasonIdleToZero {
+		t.Errorf("1 replica idle 30m past a 10m cooldown, held 0: desired %d (%s), want 0 (idle-to-zero)", d.Desired, d.Reason)
+	}
+}
+
+// TestEPPHeldNeverQueuedPrometheus: an EPP with flow control on that has
+// held no request since Prometheus first scraped it (saturation, no queue
+// series, none in the lookback) reads held unknown in Prometheus mode (a
+// relabel drop of the queue family looks the same), the error saying what
+// to check; the pool at 1, idle past its cooldown, stays at 1.
+func TestEPPHeldNeverQueuedPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{},
+		Saturation: map[string]float64{"effective": 0}, Endpoints: []epptest.Endpoint{{Name: "chat-0", Fresh: true}}})
+	defer epp.Close()
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
+		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
+	ps, pc := chatEPPSource(t, prom.URL, eppCollectTarget)
+	prom.WaitFor(t, `llm_d_epp_flow_control_pool_saturation{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 })
+	now := time.Now()
+	r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, now)[0]
+	want := "no series: no flow-control queue series (llm_d_epp_flow_control_queue_size or inference_extension_flow_control_queue_size) under the selector now, nor any in the last 25m to show that the flow controller's saturation (llm_d_epp_flow_control_pool_saturation or inference_extension_flow_control_pool_saturation) without one is no request held: is the flowControl feature gate on, and does the scrape keep the queue family"
+	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || r.Errors[0].Signal != "held" || r.Errors[0].Reason != "empty" || !strings.Contains(r.Errors[0].Err.Error(), want) {
+		t.Fatalf("no queue series ever: held %v errors %v; want unknown, one held error (empty) with %q", r.Obs.Held, r.Errors, want)
+	}
+	if d := idleDecision(t, &pc.Targets[0], r.Obs, now); d.Desired != 1 {
+		t.Errorf("held unknown: desired %d (%s), want 1 (unknown activity is not idleness)", d.Desired, d.Reason)
+	}
+}
+
+// TestEPPHeldQueueRelabelledAwayPrometheus: a scrape that drops the
+// flow-control queue family (metric_relabel_configs: one series per flow)
+// and keeps the saturation. The EPP holds 2 requests; Prometheus has no
+// queue series, now or in the lookback: held is unknown, not 0, and the
+// pool at 1 idle past its cooldown stays at 1 (0 read there would scale it
+// down with 2 requests held, and never wake it).
+func TestEPPHeldQueueRelabelledAwayPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 2}},
+		Saturation: map[string]float64{"effective": 0}, Endpoints: []epptest.Endpoint{{Name: "chat-0", Fresh: true}}})
+	defer epp.Close()
+	host := strings.TrimPrefix(epp.URL, "http://")
+	prom := promtest.Start(t, promtest.Options{Config: fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+- job_name: epp
+  static_configs: [{targets: [%q], labels: {namespace: llm, service: chat-epp}}]
+  metric_relabel_configs:
+  - {source_labels: [__name__], regex: '.*flow_control_queue_size', action: drop}
+`, host)})
+	ps, pc := chatEPPSource(t, prom.URL, eppCollectTarget)
+	prom.WaitFor(t, `llm_d_epp_flow_control_pool_saturation{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 })
+	prom.WaitFor(t, `absent({__name__=~".*flow_control_queue_size"})`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 })
+	now := time.Now()
+	r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, now)[0]
+	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Err.Error(), "metric_relabel_configs drop of it leaves held unknown") {
+		t.Fatalf("queue family dropped: held %v errors %v; want unknown, the relabel named", r.Obs.Held, r.Errors)
+	}
+	if d := idleDecision(t, &pc.Targets[0], r.Obs, now); d.Desired != 1 {
+		t.Errorf("held unknown: desired %d (%s), want 1", d.Desired, d.Reason)
 	}
 }
 

@@ -367,6 +367,9 @@ func toPromTarget(t *config.Target) promql.Target {
 	pt := promql.Target{Name: t.Key(), Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
 	if t.Zero != nil {
 		pt.Held, pt.FlowControlHeld = t.Zero.Held, t.Zero.FlowControl
+		if t.Zero.FlowControl {
+			pt.FlowQueueLookback = promql.FlowQueueLookbackFor(time.Duration(t.Zero.Cooldown))
+		}
 	}
 	for _, m := range t.Metrics {
 		switch m.Type {
