@@ -116,9 +116,9 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		// under the selector within the lookback: a relabel that drops the
 		// queue family alone (one series per flow) and keeps the saturation
 		// read 0 forever, and a pool at zero never woke. Each twin's
-		// lookback is grouped apart: a function that drops the metric name
-		// (VictoriaMetrics' last_over_time) would make the twins of one
-		// flow two series of one label set.
+		// lookback is grouped apart: a backend whose last_over_time drops
+		// the metric name (as PromQL's other _over_time functions do) would
+		// make the twins of one flow two series of one label set.
 		var seen []parser.Expr
 		for _, n := range f.FlowQueue.Names() {
 			seen = append(seen, aggregate(parser.GROUP, false, nil, call("last_over_time", rangeOf(selector(n, b.sel), t.flowQueueLookback()))))
