@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/infscale/infscale/internal/httpurl"
@@ -40,6 +38,7 @@ type ActivatorCmd struct {
 	IdleTimeout         time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
 	UpstreamProtocol    string        `name:"upstream-protocol" default:"auto" enum:"auto,http1,h2c" help:"How requests go upstream: auto (each in the client's protocol: a cleartext HTTP/2 (h2c) client's, gRPC's, as h2c; HTTP/1.x as HTTP/1.1; an https upstream negotiates by TLS), http1 (always HTTP/1.1: an HTTP/2 gateway in front of vLLM, SGLang or llama.cpp, which speak HTTP/1.1 only) or h2c (always cleartext HTTP/2, the probe too: a gRPC server). Clients may speak HTTP/1.x or h2c in every case."`
 	UpstreamIdleTimeout time.Duration `name:"upstream-idle-timeout" default:"${upstream_idle_timeout}" help:"Longest an upstream keep-alive connection is kept idle for the next request, 100ms to 1h. Keep it shorter than the model server's keep-alive timeout (vLLM's and SGLang's 5s: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's --timeout-keep-alive), or a request sent as the server closes the connection gets a 502."`
+	LogFlags            LogFlags      `embed:""` // serve's --log-level and --log-format: every line on stderr is one record
 }
 
 // minIdleTimeout and maxIdleTimeout bound --idle-timeout: below a second a
@@ -137,9 +136,13 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--max-held %d and --max-held-bytes %s hold up to %s (%d x 22 KB + the bodies), more than the memory limit %s (GOMEMLIMIT): lower them, or raise the container's limit",
 			c.MaxHeld, c.MaxHeldBytes, formatBytes(float64(need)), c.MaxHeld, formatBytes(float64(b.Limit)))
 	}
-	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
+	// Every line the activator writes on stderr is a record of this
+	// logger (the start, the drain, the probe's, the refusals, net/http's
+	// own): one format, one JSON object a line with --log-format json.
+	// slog's handler serialises the writes of all of them.
+	log := c.LogFlags.Logger(e.stderr)
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
-		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: slog.New(slog.NewTextHandler(stderr, nil))})
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: log})
 	if err != nil {
 		return invalid(err)
 	}
@@ -172,17 +175,23 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// requests do not stay counted as demand until --hold-timeout.
 	// MaxHeaderBytes: 64 KiB of headers, not net/http's 1 MiB (8.6 MB of
 	// heap parsed, per connection).
+	// ErrorLog: net/http's own lines (an accept error, a handler's
+	// panic) as warnings of the same logger, not the standard logger's
+	// plain lines on the process's stderr.
+	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(), MaxHeaderBytes: activator.MaxHeaderBytes,
-		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout)}
+		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout), ErrorLog: errorLog}
 	errc := make(chan error, 2)
 	// The metrics server answers until the drain's end (its held count is
 	// what infscale scales from zero on), then shuts down within the same
 	// bound (drainEnd); on an early return it is closed.
 	var msrv *http.Server
 	var drainEnd time.Time
-	metricsAt := ""
+	// The start line: the address in msg (grep "infscale activator on
+	// http://"), each setting an attribute named as its flag.
+	start := []any{"listen", ln.Addr().String(), "upstream", u.String(), "hold_timeout", c.HoldTimeout.String(), "max_held", c.MaxHeld, "max_held_bytes", heldBytesText(maxBytes)}
 	if mln != nil {
-		msrv = &http.Server{Handler: a.MetricsMux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: activator.MaxHeaderBytes}
+		msrv = &http.Server{Handler: a.MetricsMux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: activator.MaxHeaderBytes, ErrorLog: errorLog}
 		defer func() {
 			ctx, cancel := context.WithDeadline(context.Background(), drainEnd) // done at once if zero
 			defer cancel()
@@ -190,10 +199,10 @@ func (c *ActivatorCmd) Run(e *env) error {
 				msrv.Close() // a scrape still answering at the bound is cut
 			}
 		}()
-		metricsAt = fmt.Sprintf("; metrics on http://%s", mln.Addr())
+		start = append(start, "metrics_listen", mln.Addr().String())
 		go func() { errc <- msrv.Serve(mln) }()
 	}
-	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)%s\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes), metricsAt)
+	log.Info("infscale activator on http://"+ln.Addr().String(), start...)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -201,7 +210,8 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return err
 	case <-e.ctx.Done():
 	}
-	fmt.Fprintf(stderr, "infscale activator: draining %d held requests, %d upgraded connections (WebSockets) open\n", a.Held(), a.Upgrades())
+	log.Info("draining: held requests wait for the upstream, upgraded connections (WebSockets) run on, until the drain timeout (--hold-timeout + 5s)",
+		"held", a.Held(), "upgrades", a.Upgrades(), "drain_timeout", (c.HoldTimeout + 5*time.Second).String())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
 	drainEnd, _ = ctx.Deadline()
@@ -241,7 +251,8 @@ func (c *ActivatorCmd) Run(e *env) error {
 	closeAt := dl.Add(-activator.UpgradeCloseGrace)
 	closeUpgrades := func(n int) {
 		closed, cut := a.CloseUpgrades(time.Until(dl))
-		fmt.Fprintf(stderr, "infscale activator: %d upgraded connections (WebSockets) still open at the end of the drain (--hold-timeout + 5s): %d closed with a close frame 1001 (going away) to both sides, %d cut\n", n, closed, cut)
+		log.Info("upgraded connections (WebSockets) still open at the end of the drain: closed with a close frame 1001 (going away) to both sides, or cut when it could not be written",
+			"upgrades", n, "closed", closed, "cut", cut)
 	}
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(ctx) }()
@@ -315,17 +326,4 @@ func bytesIn(v float64) (int64, error) {
 		return 0, fmt.Errorf("%.0f bytes: want 1MiB to 1TiB", v)
 	}
 	return int64(v), nil
-}
-
-// lockedWriter serialises writes to w (the probe goroutine's log lines
-// beside the command's own).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

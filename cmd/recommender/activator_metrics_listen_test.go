@@ -71,7 +71,7 @@ func TestActivatorMetricsListen(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("activator did not exit")
 	}
-	if !strings.Contains(errb.String(), "metrics on http://"+metrics) {
+	if !strings.Contains(errb.String(), " metrics_listen="+metrics+"\n") {
 		t.Errorf("stderr does not name the metrics address %s:\n%s", metrics, errb.String())
 	}
 	for _, addr := range []string{listen, metrics} {

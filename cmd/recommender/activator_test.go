@@ -253,7 +253,7 @@ func TestActivatorHeldWithinMemoryLimit(t *testing.T) {
 	cancel()
 	errb.Reset()
 	code = run(ctx, []string{"activator", "--upstream", "http://chat:8000", "--max-held", "100", "--max-held-bytes", "32MiB", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
-	if code != 0 || !strings.Contains(errb.String(), "at most 100 held") {
+	if code != 0 || !strings.Contains(errb.String(), " max_held=100 max_held_bytes=32MiB") {
 		t.Errorf("within the limit: exit %d, stderr %q: want 0 and the start line", code, errb.String())
 	}
 }
@@ -444,7 +444,7 @@ func TestActivatorDrainKeepsWebSockets(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the activator did not exit once the WebSocket closed")
 	}
-	if !strings.Contains(errb.String(), "1 upgraded connections (WebSockets) open") {
+	if !strings.Contains(errb.String(), "level=INFO msg=\"draining: ") || !strings.Contains(errb.String(), " held=0 upgrades=1 ") {
 		t.Errorf("stderr %q: want the drain to say one WebSocket is open", errb.String())
 	}
 }
@@ -506,7 +506,7 @@ func TestActivatorDrainClosesWebSocketsGoingAway(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the activator did not exit")
 	}
-	if !strings.Contains(errb.String(), "1 closed with a close frame 1001 (going away) to both sides, 0 cut") {
+	if !strings.Contains(errb.String(), "closed with a close frame 1001 (going away) to both sides") || !strings.Contains(errb.String(), " upgrades=1 closed=1 cut=0\n") {
 		t.Errorf("stderr %q: want the drain to say one WebSocket was closed with 1001", errb.String())
 	}
 }

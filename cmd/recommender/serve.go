@@ -61,8 +61,7 @@ type ServeCmd struct {
 	Listen           string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
 	StateDir         string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
 	AuditLog         string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file (created if absent). A named pipe needs its reader running before serve starts; lines a stalled reader does not take are dropped and counted (infscale_query_errors_total{reason=\"audit_write\"}), never holding up a decision."`
-	LogLevel         string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
-	LogFormat        string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
+	LogFlags         LogFlags      `embed:""`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoZero         bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
 	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (10s to 1h); --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
@@ -74,14 +73,7 @@ type ServeCmd struct {
 // Run loads the config (exit 2 on any problem, nothing served) and serves
 // until SIGTERM/interrupt; SIGHUP reloads the config.
 func (c *ServeCmd) Run(e *env) (retErr error) {
-	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
-	hopts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if c.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(e.stderr, hopts))
-	} else {
-		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
-	}
+	log := c.LogFlags.Logger(e.stderr)
 	if c.Listen != "" {
 		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)
@@ -113,7 +105,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 			}
 			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (%s)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration), why)
 		}
-		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
+		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogFlags.LogLevel)}
 		if c.DemoZero {
 			_, err := demo.RunZeroDemo(e.ctx, e.stdout, o)
 			return err
