@@ -73,6 +73,9 @@ func TestActivatorInvalid(t *testing.T) {
 		// good", as the message said).
 		{[]string{"--upstream", "http://chat:8000", "--upstream-idle-timeout", "0s"}, "--upstream-idle-timeout 0s: want 100ms to 1h (keep it shorter than the model server's keep-alive timeout (vLLM's 5s), so that the activator closes first)\n"},
 		{[]string{"--upstream", "http://chat:8000", "--upstream-idle-timeout", "2h"}, "--upstream-idle-timeout 2h: want 100ms to 1h"},
+		// kong's enums, serve's values.
+		{[]string{"--upstream", "http://chat:8000", "--log-format", "yaml"}, `--log-format must be one of "text","json" but got "yaml"`},
+		{[]string{"--upstream", "http://chat:8000", "--log-level", "trace"}, `--log-level must be one of "debug","info","warn","error" but got "trace"`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)
