@@ -251,7 +251,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 	closeAt := dl.Add(-activator.UpgradeCloseGrace)
 	closeUpgrades := func(n int) {
 		closed, cut := a.CloseUpgrades(time.Until(dl))
-		log.Info("upgraded connections (WebSockets) still open at the end of the drain: closed with a close frame 1001 (going away) to both sides, or cut when it could not be written",
+		level := slog.LevelInfo
+		if cut > 0 { // a connection ended without its close frame: the client saw a reset
+			level = slog.LevelWarn
+		}
+		log.Log(context.Background(), level, "upgraded connections (WebSockets) still open at the end of the drain: closed with a close frame 1001 (going away) to both sides, or cut when it could not be written",
 			"upgrades", n, "closed", closed, "cut", cut)
 	}
 	shut := make(chan error, 1)

@@ -219,7 +219,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: serverReadTimeout, IdleTimeout: serverIdleTimeout}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration())
+	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration().String()) // "15s" in JSON too, not nanoseconds
 	if o.OnListen != nil {
 		o.OnListen(ln.Addr().String())
 	}
