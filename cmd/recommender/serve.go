@@ -122,6 +122,11 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	}
 	warnConfig(e.stderr, cfg.Deprecations)
 	warnConfig(e.stderr, cfg.Warnings)
+	if c.Kubeconfig != "" && !cfg.Kube() && !c.LeaderElect {
+		// Accepted and unused: the replicas and held queries read
+		// Prometheus (or the pages), not the API server.
+		fmt.Fprintf(e.stderr, "infscale: warning: --kubeconfig %s is not used: no target of %s has a scaleTargetRef and --leader-elect is off (a reload that adds one uses it)\n", c.Kubeconfig, c.Config)
+	}
 	if c.LeaderElect {
 		if err := serve.CheckReplicated(cfg); err != nil {
 			return invalidf("--leader-elect: %s: %v", c.Config, err)

@@ -136,3 +136,16 @@ targets:
 		}
 	}
 }
+
+// TestServeKubeconfigUnused: --kubeconfig with no scaleTargetRef target
+// and no --leader-elect was accepted silently (the demos refuse the flags
+// they ignore); it is a warning naming the flag and the config.
+func TestServeKubeconfigUnused(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--config", "../../examples/serve-prometheus.yaml", "--check-config", "--kubeconfig", "/nonexistent/kubeconfig"}, nil, &out, &errb)
+	want := "infscale: warning: --kubeconfig /nonexistent/kubeconfig is not used: no target of "
+	rest := "examples/serve-prometheus.yaml has a scaleTargetRef and --leader-elect is off"
+	if code != 0 || !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), rest) {
+		t.Errorf("exit %d, stderr %q; want 0 and %q", code, errb.String(), want)
+	}
+}
