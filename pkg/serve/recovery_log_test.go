@@ -15,6 +15,43 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 )
 
+// logLoop is a Loop on loopConfig with a fake source, its log in logb
+// (text), and a clock at t0 + sec that at(sec) sets before one cycle. o's
+// Source, Interval, Now and Log are set here (Metrics when nil).
+type logLoop struct {
+	l    *Loop
+	src  *fakeSource
+	logb *bytes.Buffer
+	at   func(sec int)
+}
+
+func newLogLoop(t *testing.T, o LoopOptions, setup func(*Loop)) logLoop {
+	t.Helper()
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll := logLoop{src: &fakeSource{}, logb: &bytes.Buffer{}}
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	o.Source, o.Interval, o.Now, o.Log = ll.src, 15*time.Second, func() time.Time { return now }, slog.New(slog.NewTextHandler(ll.logb, nil))
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(prometheus.NewRegistry(), "test")
+	}
+	ll.l = newLoop(t, o)
+	if setup != nil {
+		setup(ll.l)
+	}
+	if err := ll.l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	ll.at = func(sec int) {
+		now = t0.Add(time.Duration(sec) * time.Second)
+		ll.l.Cycle(t.Context())
+	}
+	return ll
+}
+
 // TestReadRecoveryLogged: Prometheus fails chat's running and waiting
 // reads for three cycles 15 s apart (t=15, 30, 45) and answers again at
 // t=60. The log has one failure line per signal (the second and third
@@ -26,30 +63,18 @@ import (
 // one failure and one recovery line a minute. Before, the outage's end was
 // in no log line at all.
 func TestReadRecoveryLogged(t *testing.T) {
-	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logb bytes.Buffer
-	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now := t0
-	src := &fakeSource{}
-	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
-		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	ll := newLogLoop(t, LoopOptions{}, nil)
 	ok := load(1, 50, 10)
 	failed := Reading{Obs: unknownObservation(), Errors: []ReadError{
 		{Signal: "running", Reason: "unavailable", Err: errors.New("server error: 500")},
 		{Signal: "waiting", Reason: "unavailable", Err: errors.New("server error: 500")},
 	}}
-	src.set("other", load(1, 5, 0))
+	ll.src.set("other", load(1, 5, 0))
 	at := func(sec int, r Reading) {
-		now = t0.Add(time.Duration(sec) * time.Second)
-		src.set("chat", r)
-		l.Cycle(t.Context())
+		ll.src.set("chat", r)
+		ll.at(sec)
 	}
+	logb := ll.logb
 	at(0, ok)
 	for _, s := range []int{15, 30, 45} {
 		at(s, failed)
@@ -84,29 +109,17 @@ func TestReadRecoveryLogged(t *testing.T) {
 // lines a minute for as long as it lasts; 80 for 20 targets), and one
 // recovery line per signal, targets=2, failed_for=45s, failed_cycles=3.
 func TestReadFailuresOfManyTargetsOneLine(t *testing.T) {
-	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logb bytes.Buffer
-	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now := t0
-	src := &fakeSource{}
-	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
-		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	ll := newLogLoop(t, LoopOptions{}, nil)
 	failed := Reading{Obs: unknownObservation(), Errors: []ReadError{
 		{Signal: "running", Reason: "unavailable", Err: errors.New("server error: 500")},
 		{Signal: "waiting", Reason: "unavailable", Err: errors.New("server error: 500")},
 	}}
 	at := func(sec int, chat, other Reading) {
-		now = t0.Add(time.Duration(sec) * time.Second)
-		src.set("chat", chat)
-		src.set("other", other)
-		l.Cycle(t.Context())
+		ll.src.set("chat", chat)
+		ll.src.set("other", other)
+		ll.at(sec)
 	}
+	logb := ll.logb
 	at(0, load(1, 50, 10), load(1, 5, 0))
 	for _, s := range []int{15, 30, 45} {
 		at(s, failed, failed)
@@ -148,33 +161,17 @@ func (w *switchWriter) Write(p []byte) (int, error) {
 // "audit log written again" failed_for=45s failed_cycles=3. The same for
 // a state dir made unwritable and writable again.
 func TestWriteFailuresOfManyTargetsOneLine(t *testing.T) {
-	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logb bytes.Buffer
-	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now := t0
-	src := &fakeSource{}
-	src.set("chat", load(1, 50, 10))
-	src.set("other", load(1, 5, 0))
 	dir := t.TempDir()
 	store, err := NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store,
-		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
 	aw := &switchWriter{}
-	l.audit = aw
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	at := func(sec int) {
-		now = t0.Add(time.Duration(sec) * time.Second)
-		l.Cycle(t.Context())
-	}
+	ll := newLogLoop(t, LoopOptions{Metrics: m, Store: store}, func(l *Loop) { l.audit = aw })
+	ll.src.set("chat", load(1, 50, 10))
+	ll.src.set("other", load(1, 5, 0))
+	at, logb := ll.at, ll.logb
 	at(0)
 	aw.full = true
 	for _, s := range []int{15, 30, 45} {
@@ -231,27 +228,15 @@ func TestWriteFailuresOfManyTargetsOneLine(t *testing.T) {
 // at t=0 (target=chat targets=2, chat's warnings) and one at t=60 with the
 // 3 between suppressed: 2 lines, where each target had its own (4).
 func TestWarningsOfManyTargetsOneLine(t *testing.T) {
-	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logb bytes.Buffer
-	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now := t0
-	src := &fakeSource{}
+	ll := newLogLoop(t, LoopOptions{}, nil)
 	chat, other := load(1, 50, 10), load(1, 5, 0)
 	chat.Warnings, other.Warnings = []string{"http://a/metrics: no running or waiting sample"}, []string{"http://b/metrics: no running or waiting sample"}
-	src.set("chat", chat)
-	src.set("other", other)
-	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
-		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(&logb, nil))})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	ll.src.set("chat", chat)
+	ll.src.set("other", other)
 	for s := 0; s <= 60; s += 15 {
-		now = t0.Add(time.Duration(s) * time.Second)
-		l.Cycle(t.Context())
+		ll.at(s)
 	}
+	logb := ll.logb
 	log := logb.String()
 	first := `msg="pages read with warnings" target=chat targets=2 warnings="[http://a/metrics: no running or waiting sample]" suppressed_since_last=0`
 	second := `msg="pages read with warnings" target=chat targets=2 warnings="[http://a/metrics: no running or waiting sample]" suppressed_since_last=3`
