@@ -390,6 +390,20 @@ func TestEPPNoAverageNamesThePage(t *testing.T) {
 	}
 }
 
+// eppFlowRead is a reader of the embedded target chat on the EPP page at
+// url (server: epp, minReplicaCount 0, zero: {flow_control: true}): each
+// call reads the page once.
+func eppFlowRead(t *testing.T, url string) func() Reading {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", url)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() Reading {
+		return NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	}
+}
+
 // TestEPPHeldNaNFlowNamed: a pool at zero whose EPP page has a flow at 2
 // and one at NaN has held unknown (the finite flow alone undercounts), so
 // it neither activates on 2 nor goes idle; the error names the page and the
@@ -399,11 +413,8 @@ func TestEPPHeldNaNFlowNamed(t *testing.T) {
 	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama",
 		Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 2}, {FairnessID: "b", Priority: "0", Held: math.NaN()}}})
 	defer epp.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	read := eppFlowRead(t, epp.URL)
+	r := read()
 	if !math.IsNaN(r.Obs.Held) || r.Obs.Current != 0 || !r.CurrentKnown {
 		t.Errorf("held %v current %d (known %v); want unknown and 0 known", r.Obs.Held, r.Obs.Current, r.CurrentKnown)
 	}
@@ -423,11 +434,8 @@ func TestEPPHeldWrongTypeNamed(t *testing.T) {
 	page := "llm_d_epp_ready_endpoints{name=\"chat\"} 0\n# TYPE llm_d_epp_flow_control_queue_size counter\nllm_d_epp_flow_control_queue_size{inference_pool=\"chat\"} 9\n# TYPE inference_extension_flow_control_queue_size gauge\ninference_extension_flow_control_queue_size{inference_pool=\"chat\"} 4\n"
 	epp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, page) }))
 	defer epp.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	read := eppFlowRead(t, epp.URL)
+	r := read()
 	if !math.IsNaN(r.Obs.Held) || r.Obs.Current != 0 || !r.CurrentKnown {
 		t.Errorf("held %v current %d (known %v); want unknown and 0 known", r.Obs.Held, r.Obs.Current, r.CurrentKnown)
 	}
@@ -449,11 +457,8 @@ func TestEPPHeldNoRequestYet(t *testing.T) {
 	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{}, Saturation: map[string]float64{"effective": 0},
 		Endpoints: []epptest.Endpoint{{Name: "chat-0", Fresh: true}}})
 	defer epp.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	read := eppFlowRead(t, epp.URL)
+	r := read()
 	if r.Obs.Held != 0 || r.Obs.Running != 0 || r.Obs.Current != 1 || len(r.Errors) != 0 {
 		t.Errorf("held %v running %v current %d errors %v; want 0 held known, 0 running, 1 current, no error", r.Obs.Held, r.Obs.Running, r.Obs.Current, r.Errors)
 	}
@@ -462,15 +467,15 @@ func TestEPPHeldNoRequestYet(t *testing.T) {
 	// the one above again, 0 held, known (read unknown, a pool idle past
 	// its flows' collection never reached zero).
 	epp.Set(func(s *epptest.State) { s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 2}} })
-	if r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]; r.Obs.Held != 2 || len(r.Errors) != 0 {
+	if r = read(); r.Obs.Held != 2 || len(r.Errors) != 0 {
 		t.Errorf("one flow holding 2: held %v errors %v; want 2", r.Obs.Held, r.Errors)
 	}
 	epp.Set(func(s *epptest.State) { s.Flows = []epptest.Flow{} })
-	if r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]; r.Obs.Held != 0 || len(r.Errors) != 0 {
+	if r = read(); r.Obs.Held != 0 || len(r.Errors) != 0 {
 		t.Errorf("the flow collected, its series deleted: held %v errors %v; want 0 held known", r.Obs.Held, r.Errors)
 	}
 	epp.Set(func(s *epptest.State) { s.Flows, s.Saturation = nil, nil }) // flow control off: unknown, said
-	r = NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	r = read()
 	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Err.Error(), "is the flowControl feature gate on?") {
 		t.Errorf("flow control off: held %v errors %v; want unknown, the gate named", r.Obs.Held, r.Errors)
 	}
