@@ -169,9 +169,16 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 		// from it after the outage, not from a current count the consumer
 		// had not yet brought up to it (an outage past the windows with
 		// the consumer behind, 3 of a desired 4, exported 4, 3, 4). What
-		// it left coming is not known (nothing was read): none, so the
-		// runaway guard does not date replicas that came up during the
-		// outage from the last hold (it holds while asked − ready > 0).
+		// it left coming is not known (nothing was read): none. Replicas
+		// the last decision left coming are dated as the runaway guard
+		// dates them (guard): ready at the last decision that saw them
+		// coming, not at a hold (that would hold a scale-up after every
+		// outage), and not forgotten (an outage of one cycle during a
+		// scale-up would end the guard's drain and settle). While some are
+		// still coming after the outage, asked − ready > 0 holds anyway.
+		if trial.Coming > 0 {
+			trial.ReadyAt = trial.LastAt
+		}
 		trial.LastDesired, trial.LastAt, trial.Coming = hold, now, 0
 	}
 	l.remember(trial)

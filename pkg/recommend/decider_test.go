@@ -286,3 +286,36 @@ func TestLoopOutagePastTheWindows(t *testing.T) {
 		t.Errorf("after the outage: desired %d, scale-down events %+v; want 4 and none\n%s", d.Desired, l.State.ScaleDownEvents, stepsText(d))
 	}
 }
+
+// TestLoopOutageDuringScaleUp: an outage while replicas asked for are
+// still coming does not forget them. queue:4 on 3 replicas with 24
+// waiting asks ceil(24 / 4) = 6; at 1015 3 of the 6 are ready (3
+// coming); no data at 1025 holds 6; at 1035 all 6 serve and 40 still
+// wait (the queue has not seen their capacity): ceil(40 / 4) = 10. The
+// guard dates their readiness at the last decision that saw them coming
+// (1015), as without the outage: 20 s < the 30 s drain, so the queue is
+// held at the 6 asked (as before the hold recorded itself as the last
+// output); at 1045 (30 s) the hold ends and 10 = 6 + 4 (the scaleUp
+// policy's 4 pods) goes out. With nothing counted coming after the hold
+// the guard forgot them and asked 10 at 1035.
+func TestLoopOutageDuringScaleUp(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var l Decider
+	if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(3, 24), CurrentKnown: true}, at(1000)); d.Desired != 6 {
+		t.Fatalf("1000: desired %d, want 6\n%s", d.Desired, stepsText(d))
+	}
+	starting := queueObs(6, 24)
+	starting.Unready = 3
+	if d, _, _ := decideOnce(&l, p, Reading{Obs: starting, CurrentKnown: true}, at(1015)); d.Desired != 6 || l.State.Coming != 3 {
+		t.Fatalf("1015: desired %d coming %d, want 6 and 3\n%s", d.Desired, l.State.Coming, stepsText(d))
+	}
+	if d, _, held := decideOnce(&l, p, Reading{Obs: unknownObs(6)}, at(1025)); !held || d.Desired != 6 {
+		t.Fatalf("1025 no data: desired %d held %v, want 6 held", d.Desired, held)
+	}
+	if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(6, 40), CurrentKnown: true}, at(1035)); d.Desired != 6 {
+		t.Errorf("1035, all 6 ready 20 s after 1015: desired %d, want 6 (held by the guard)\n%s", d.Desired, stepsText(d))
+	}
+	if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(6, 40), CurrentKnown: true}, at(1045)); d.Desired != 10 {
+		t.Errorf("1045, 30 s after 1015: desired %d, want 10 (the drain over)\n%s", d.Desired, stepsText(d))
+	}
+}
