@@ -179,6 +179,10 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 		if trial.Coming > 0 {
 			trial.ReadyAt = trial.LastAt
 		}
+		// A hold a bound moved (a reload's max, a schedule window) changed
+		// the output: a scale event, as finish records one, counted now
+		// since the next decision starts from the hold.
+		p.recordEvent(trial, l.Desired, hold, now)
 		trial.LastDesired, trial.LastAt, trial.Coming = hold, now, 0
 	}
 	l.remember(trial)

@@ -319,3 +319,35 @@ func TestLoopOutageDuringScaleUp(t *testing.T) {
 		t.Errorf("1045, 30 s after 1015: desired %d, want 10 (the drain over)\n%s", d.Desired, stepsText(d))
 	}
 }
+
+// TestLoopOutageBoundIsAnEvent: a hold moved by a bound (a reload to
+// max 2 during an outage, 4 asked before it) is a change of the output:
+// the 4 → 2 is a scale-down event, counted in the rate limit's period as
+// the HPA counts every rescale, and once, whenever the data returns.
+// queue:4 with 16 waiting on 4 asks 4; the hold at 1015 under max 2 is 2
+// (a scale-down of 2, recorded at 1015); the data back at 1030 with 8
+// waiting on 2 asks 2: no change, no event. (Before, nothing was recorded
+// at all: the first decision after the outage started from the held 2.)
+func TestLoopOutageBoundIsAnEvent(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var l Decider
+	if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(4, 16), CurrentKnown: true}, at(1000)); d.Desired != 4 {
+		t.Fatalf("1000: desired %d, want 4\n%s", d.Desired, stepsText(d))
+	}
+	p2 := queuePolicy(4)
+	p2.Max = 2
+	p2 = mustValidate(t, p2)
+	if d, _, held := decideOnce(&l, p2, Reading{Obs: unknownObs(4)}, at(1015)); !held || d.Desired != 2 {
+		t.Fatalf("1015 no data, max 2: desired %d held %v, want 2 held", d.Desired, held)
+	}
+	if ev := l.State.ScaleDownEvents; len(ev) != 1 || ev[0].Change != 2 || !ev[0].At.Equal(at(1015)) || len(l.State.ScaleUpEvents) != 0 {
+		t.Errorf("after the hold: scale-down events %+v, up %+v; want one of 2 at 1015 (the bounded hold), none up", ev, l.State.ScaleUpEvents)
+	}
+	// 1030: the default scaleDown period (15 s) has dropped the 1015 event.
+	if d, _, _ := decideOnce(&l, p2, Reading{Obs: queueObs(2, 8), CurrentKnown: true}, at(1030)); d.Desired != 2 {
+		t.Fatalf("1030: desired %d, want 2\n%s", d.Desired, stepsText(d))
+	}
+	if ev := l.State.ScaleDownEvents; len(ev) != 0 || len(l.State.ScaleUpEvents) != 0 {
+		t.Errorf("1030: scale-down events %+v, up %+v; want none (the 1015 one past its period, no change at 1030)", ev, l.State.ScaleUpEvents)
+	}
+}
