@@ -312,6 +312,11 @@ func TestLoopOutageDuringScaleUp(t *testing.T) {
 	if d, _, held := decideOnce(&l, p, Reading{Obs: unknownObs(6)}, at(1025)); !held || d.Desired != 6 {
 		t.Fatalf("1025 no data: desired %d held %v, want 6 held", d.Desired, held)
 	}
+	// A state saved mid-outage restores (serve's state file): the hold at
+	// 1025 is its last output, the readiness dated 1015.
+	if err := l.State.Validate(); err != nil || l.State.LastDesired != 6 || !l.State.LastAt.Equal(at(1025)) || !l.State.ReadyAt.Equal(at(1015)) || l.State.Coming != 0 {
+		t.Errorf("saved mid-outage: %v; last %d at %v, ready at %v, coming %d; want valid, 6 at 1025, 1015, 0", err, l.State.LastDesired, l.State.LastAt, l.State.ReadyAt, l.State.Coming)
+	}
 	if d, _, _ := decideOnce(&l, p, Reading{Obs: queueObs(6, 40), CurrentKnown: true}, at(1035)); d.Desired != 6 {
 		t.Errorf("1035, all 6 ready 20 s after 1015: desired %d, want 6 (held by the guard)\n%s", d.Desired, stepsText(d))
 	}
