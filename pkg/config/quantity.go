@@ -52,7 +52,13 @@ func (q Quantity) For(sig recommend.Signal) (float64, error) {
 	return sig.TargetValue(q.Value, q.Duration, q.Percent)
 }
 
-// MarshalYAML prints the number (seconds for durations).
+// MarshalYAML prints the number (seconds for durations), with its % when
+// it was a percentage: 80% printed as 80 would read back as a kv target of
+// 80, not 0.8.
 func (q Quantity) MarshalYAML() ([]byte, error) {
-	return []byte(strconv.FormatFloat(q.Value, 'g', -1, 64)), nil
+	s := strconv.FormatFloat(q.Value, 'g', -1, 64)
+	if q.Percent {
+		s += "%"
+	}
+	return []byte(s), nil
 }
