@@ -96,7 +96,7 @@ func TestBadFiles(t *testing.T) {
 		// Columns: line 9 "  metrics: [{type: queue, target: " is 34 characters; line 22
 		// "  behavior: {scaleDown: {tolerance: " 36; line 24 "  - {cron: " 11.
 		"followon.bad.yaml": {
-			"followon.bad.yaml:9:35: targets[0].metrics[0].target: invalid value \"0x18\"; expected a number or a duration such as 2s",
+			"followon.bad.yaml:9:35: targets[0].metrics[0].target: invalid value \"0x18\"; expected a number, a percentage such as 80% (kv, demand, cpu) or a duration such as 2s (ttft, queuewait)",
 			"followon.bad.yaml:14:8: targets[1].min: expected an integer, got the string \"x\"",
 			"followon.bad.yaml:15:8: targets[1].max: expected an integer, got the string \"eight\"",
 			"followon.bad.yaml:20:8: targets[2].max: 9999999999 must be <= 2147483647 (max int32, as the HPA)",

@@ -547,7 +547,7 @@ func expected(t reflect.Type) string {
 	case reflect.TypeFor[model.Duration]():
 		return "a duration such as 15s, 3m or 1h30m"
 	case reflect.TypeFor[Quantity]():
-		return "a number or a duration such as 2s"
+		return "a number, a percentage such as 80% (kv, demand, cpu) or a duration such as 2s (ttft, queuewait)"
 	case reflect.TypeFor[intstr.IntOrString]():
 		return "a port number 1..65535 or a container port's name"
 	}
