@@ -185,9 +185,9 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 	}
 	work := rate * per
 	backlog := w * per
-	holders, counted := 0.0, "running "+num(run)+" / batch "+num(batch)+", rounded down"
+	holders, counted := 0.0, "none waiting" // not floor(running / batch): no queue to hold
 	if w > 0 {
-		holders = max(1, math.Floor(run/batch))
+		holders, counted = max(1, math.Floor(run/batch)), "running "+num(run)+" / batch "+num(batch)+", rounded down"
 		if run < batch {
 			// floor(run / batch) is 0, but the queue sits on some replica.
 			counted += ", at least 1"

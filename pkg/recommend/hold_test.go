@@ -755,6 +755,15 @@ func TestLatencyCapBelowTarget(t *testing.T) {
 	if d = Decide(p, obs(4, 0.285), nil, at(0)); d.Desired != 1 || d.Raw[2].Replicas != 3 || d.Raw[2].Desired != 1 {
 		t.Errorf("4 replicas: desired %d (queuewait %+v), want 1", d.Desired, d.Raw[2])
 	}
+	// 25 running (2 full batches of testCapacity's 10) and none waiting:
+	// no replica holds a queue, and the text says so rather than "0
+	// replicas holding the queue: running 25 / batch 10, rounded down"
+	// (2).
+	o := obs(3, 0.285)
+	o.Running = 25
+	if d = Decide(p, o, nil, at(0)); d.Raw[2].Desired != 1 || !strings.Contains(stepsText(d), "0 replicas holding the queue: none waiting)) / utilisation 0.5") {
+		t.Errorf("25 running, none waiting: queuewait %+v\n%s\nwant its 3 capped at 1, the holders said as none waiting", d.Raw[2], stepsText(d))
+	}
 	if d = Decide(p, obs(3, 0.38), nil, at(0)); d.Desired != 3 || d.Raw[2].Desired != 3 {
 		t.Errorf("queuewait 0.38 s (0.95, within the tolerance): desired %d, want 3 kept\n%s", d.Desired, stepsText(d))
 	}
