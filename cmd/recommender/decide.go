@@ -92,7 +92,7 @@ type PolicyFlags struct {
 	ReplicaFlags `embed:"" group:"Replica (the demand metric's capacity)"`
 
 	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins; default ${default})."`
-	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), a duration such as 2s or 500ms, or seconds below 60 (ttft, queuewait: 2000 is refused, write 2000ms), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
+	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), a duration such as 2s or 500ms, or seconds below 60 (ttft, queuewait: 2000 is refused, write 2000ms), utilisation of one replica (demand, e.g. 0.8); a percentage such as 80% is 0.8 for kv and demand, 80 for cpu, refused for the others. Default 4 for queue; needed for the others."`
 	Min       int      `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int      `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
 	Tolerance *float64 `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
