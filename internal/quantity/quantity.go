@@ -1,8 +1,7 @@
 // Package quantity reads a metric target: a number, a percentage or a
-// duration. It is
-// the one parser behind pkg/config's target: key (config.ParseQuantity),
-// decide's --target and the replay's policy strings, kept apart so that the
-// replay need not import pkg/config.
+// duration. It is the one parser behind pkg/config's target: key
+// (config.ParseQuantity), decide's --target and the replay's policy
+// strings, kept apart so that the replay need not import pkg/config.
 package quantity
 
 import (
