@@ -2,16 +2,18 @@ package fleet
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
-// ttftBuckets are vLLM's vllm:time_to_first_token_seconds buckets (v0.6+).
-var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-
-// vLLM V1's buckets (vllm/v1/metrics/loggers.py) for the inter-token
-// latency and the request latencies (e2e, queue).
+// vLLM V1's buckets (vllm/v1/metrics/loggers.py) for the TTFT, the
+// inter-token latency and the request latencies (e2e, queue): the TTFT's
+// and the request latencies' are pkg/modelserver's, which the replay reads
+// too.
 var (
+	ttftBuckets    = modelserver.VLLM.TTFTBuckets()
 	itlBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
-	latencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+	latencyBuckets = modelserver.VLLM.QueueTimeBuckets()
 )
 
 // tokenBuckets is vLLM's build_1_2_5_buckets up to the context length: 1,

@@ -119,3 +119,19 @@ func (s Server) TTFTBuckets() []float64 {
 	}
 	return nil
 }
+
+// vllmLatencyBuckets are vLLM's request_latency_buckets in seconds
+// (vllm/v1/metrics/loggers.py): the bounds of vllm:request_queue_time_seconds
+// and of its e2e, inference, prefill and decode time histograms. The
+// lowest is 0.3 s: waits all under it read 0.285 s as a p95.
+var vllmLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+
+// QueueTimeBuckets are the finite bucket bounds, in seconds, of s's
+// queue-time histogram when they are known (vLLM's request latency
+// buckets), else nil.
+func (s Server) QueueTimeBuckets() []float64 {
+	if s == VLLM {
+		return slices.Clone(vllmLatencyBuckets)
+	}
+	return nil
+}
