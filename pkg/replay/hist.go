@@ -3,8 +3,6 @@ package replay
 import (
 	"math"
 	"sort"
-
-	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // hist is a log-linear histogram (HDR-style) for quantiles of many values
@@ -74,17 +72,19 @@ func (h *hist) quantile(q float64) float64 {
 }
 
 // ttftBuckets are vLLM's vllm:time_to_first_token_seconds bucket bounds
-// (pkg/modelserver): the window quantile a ttft policy sees is computed
+// (pkg/modelserver's TTFTBuckets, held here so that the replay does not
+// import the query builder's dependencies; TestBucketsAreModelServers
+// holds the two equal): the window quantile a ttft policy sees is computed
 // from them with Prometheus's histogram_quantile interpolation, as in
 // production.
-var ttftBuckets = newBuckets(modelserver.VLLM.TTFTBuckets()...)
+var ttftBuckets = newBuckets(0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
 
 // queueBuckets are vLLM's vllm:request_queue_time_seconds bucket bounds
-// (its request latency buckets, pkg/modelserver; pkg/fleet writes the
-// same): the queuewait signal reads its quantile from them as in
-// production, where a wait of a few milliseconds reads as up to 0.3 s (the
-// lowest bucket, interpolated from 0).
-var queueBuckets = newBuckets(modelserver.VLLM.QueueTimeBuckets()...)
+// (its request latency buckets: pkg/modelserver's QueueTimeBuckets, as
+// ttftBuckets; pkg/fleet writes the same): the queuewait signal reads its
+// quantile from them as in production, where a wait of a few milliseconds
+// reads as up to 0.3 s (the lowest bucket, interpolated from 0).
+var queueBuckets = newBuckets(0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
 
 // buckets is a histogram's bucket bounds (increasing, +Inf implied last)
 // with a table that finds a value's bucket from its binary exponent.
