@@ -129,12 +129,6 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 	if stream {
 		setDelta()
 	}
-	grow := func(a []int32, n int) []int32 {
-		for len(a) < n {
-			a = append(a, 0)
-		}
-		return a
-	}
 	add := func(q arrival) {
 		a, pt, kv := q.a, c*float64(q.prompt), int64(q.prompt)+int64(q.out)
 		d := a + slo
@@ -156,10 +150,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		lo = int(math.Ceil((d - pt) / delta))
 		hi = min(int(math.Floor((a+pt+float64(max(q.out, 1)-1)*step)/delta))-1, resCells(end, delta, cold)-1)
 		if hi >= lo {
-			resN = grow(resN, hi+2)
-			for len(resKV) < hi+2 {
-				resKV = append(resKV, 0)
-			}
+			resN, resKV = grow(resN, hi+2), grow(resKV, hi+2)
 			resN[lo]++
 			resN[hi+1]--
 			resKV[lo] += kv
@@ -193,18 +184,13 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			x, y := float64(k)*P, min(float64(k+1)*P, end)
 			g := func(t float64) float64 { return max(0, min(t+L, y)-max(t, x)) }
 			if ov := min(g(a), g(d-pt)); ov > 0 {
-				for len(slotS) <= k {
-					slotS, kvS = append(slotS, 0), append(kvS, 0)
-				}
+				slotS, kvS = grow(slotS, k+1), grow(kvS, k+1)
 				slotS[k] += ov
 				kvS[k] += ov * float64(kv)
 			}
 		}
 		if fullLo <= fullHi {
-			fullN = grow(fullN, fullHi+2)
-			for len(fullKV) < fullHi+2 {
-				fullKV = append(fullKV, 0)
-			}
+			fullN, fullKV = grow(fullN, fullHi+2), grow(fullKV, fullHi+2)
 			fullN[fullLo]++
 			fullN[fullHi+1]--
 			fullKV[fullLo] += kv
@@ -234,9 +220,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		// Prefill work that must happen inside its period.
 		k := int(a / P)
 		if d <= float64(k+1)*P && (end == 0 || d <= end) {
-			for len(perW) <= k {
-				perW = append(perW, 0)
-			}
+			perW = grow(perW, k+1)
 			perW[k] += pt
 		}
 	}
@@ -496,3 +480,12 @@ func resLevel(delta float64, l int) float64 { return delta * float64(int(1)<<(2*
 // resCell is the residency of the arrivals of one cell by level: slot-
 // seconds and KV token-seconds.
 type resCell struct{ slot, kv [resLevels]float64 }
+
+// grow extends a with zeros to at least n elements (the bound's arrays
+// grow with the trace when its span is not declared).
+func grow[T int32 | int64 | float64](a []T, n int) []T {
+	if len(a) < n {
+		a = append(a, make([]T, n-len(a))...)
+	}
+	return a
+}
