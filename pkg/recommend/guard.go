@@ -201,25 +201,18 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 		word = " replica"
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
-	if below {
-		// Below its target: a latency under target says the fleet is not
-		// short, not how many fewer serve (a queue's wait stays near 0 at
-		// any count short of saturation, and a quantile in a histogram's
-		// lowest bucket reads as most of its bound: vLLM's queue time, 0.3
-		// s, reads 0.285 at any wait); the capacity sizes the scale-down.
-		n := max(1, ceilReplicas(need))
-		if r.Desired <= n {
-			return 0, "", false
-		}
-		return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-			" s, " + num(holders) + word + " holding the queue: " + counted + ")) / utilisation " + num(u) +
-			" = " + countText(need) + ", below its target the latency does not size a scale-down: at most " + itoa(n), true
-	}
 	// A queue on fewer replicas than serve is one the others cannot take:
 	// the current count holds it no better than the capacity's need.
 	n, floor := max(cur, ceilReplicas(need)), "current "+itoa(cur)
 	busy := num(work) + " busy"
 	switch ready := present(obs); {
+	case below:
+		// Below its target: a latency under target says the fleet is not
+		// short, not how many fewer serve (a queue's wait stays near 0 at
+		// any count short of saturation, and a quantile in a histogram's
+		// lowest bucket reads as most of its bound: vLLM's queue time, 0.3
+		// s, reads 0.285 at any wait); the capacity sizes the scale-down.
+		n, floor = max(1, ceilReplicas(need)), "below its target the latency does not size a scale-down"
 	case w > 0 && holders < float64(ready):
 		n, floor = max(1, ceilReplicas(need)), "the queue on "+num(holders)+" of the "+itoa(ready)+" ready replicas"
 	case w > 0 && ready < cur && !p.rising(st, obs, now):
