@@ -467,7 +467,7 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 }
 
 // flagErrors rewords Policy.Validate's FieldErrors as the flags that set
-// the fields ("--target (for --metric kv): 1.5 must be in (0, 1] ..."); a
+// the fields ("--target (for --metric kv): 1.5 (150%) must be in (0, 1] ..."); a
 // problem repeated under one flag (--tolerance sets both directions) is
 // said once.
 func (c *PolicyFlags) flagErrors(p *recommend.Policy, err error) error {

@@ -29,7 +29,7 @@ func TestOnePolicySpecification(t *testing.T) {
 			// "  metrics: [{type: kv, target: " is 31 characters.
 			name: "kv above 1", yaml: "  metrics: [{type: kv, target: 1.5}]\n  max: 4\n",
 			policy: "kv:1.5,max=4", flags: []string{"--metric", "kv", "--target", "1.5", "--max", "4"},
-			msg:      "1.5 must be in (0, 1] (fraction of the KV cache)",
+			msg:      "1.5 (150%) must be in (0, 1] (fraction of the KV cache)",
 			configAt: "c.yaml:5:32: targets[0].metrics[0].target: ", policyAt: "at column 4: kv target: ", decideFlag: "--target (for --metric kv): ",
 		},
 		{

@@ -52,7 +52,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:11:7: targets[1].selector: required with prometheus.url",
 			"types.bad.yaml:12:11: targets[1].scrape: expected a list",
 			"types.bad.yaml:13:8: targets[1].min: -1 must be >= 0",
-			"types.bad.yaml:16:24: targets[1].metrics[0].target: 80 must be in (0, 1] (fraction of the KV cache)",
+			"types.bad.yaml:16:24: targets[1].metrics[0].target: 80 (8000%) must be in (0, 1] (fraction of the KV cache)",
 			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is a number (requests per replica), not a duration",
 			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft and queuewait only",
 			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft and queuewait only (cpu uses a fixed 2m rate window, demand 1m)",

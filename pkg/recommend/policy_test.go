@@ -31,7 +31,7 @@ func TestValidateCollectsAll(t *testing.T) {
 		"metrics[0].signal: cpu cannot scale from zero with min 0",
 		"metrics[1].target: 0 must be a finite number > 0 (requests per replica)",
 		"metrics[2].signal: queue is listed twice (also metrics[1])",
-		"metrics[3].target: 80 must be in (0, 1] (fraction of the KV cache)",
+		"metrics[3].target: 80 (8000%) must be in (0, 1] (fraction of the KV cache)",
 		"metrics[3].signal: kv cannot scale from zero",
 		"max: 0 must be >= 1",
 		"lookahead: -1s must be >= 0",

@@ -30,8 +30,9 @@ type signalInfo struct {
 	kind signalKind // arithmetic
 	// maxTarget bounds the target from above (0: no bound), e.g. kv's 1.
 	maxTarget float64
-	// example is a target to show in messages.
-	example string
+	// example is a target to show in messages; examplePercent the same
+	// written as a percentage, for a fraction (maxTarget 1).
+	example, examplePercent string
 }
 
 // signalTable is the one vocabulary of signals, indexed by Signal. A new
@@ -41,11 +42,11 @@ var signalTable = [...]signalInfo{
 	SignalQueue:     {name: "queue", unit: "requests per replica", kind: additive, example: "24"},
 	SignalWaiting:   {name: "waiting", unit: "requests per replica", kind: additive, example: "2"},
 	SignalRunning:   {name: "running", unit: "requests per replica", kind: additive, example: "32"},
-	SignalKV:        {name: "kv", unit: "fraction of the KV cache", kind: utilization, maxTarget: 1, example: "0.75"},
+	SignalKV:        {name: "kv", unit: "fraction of the KV cache", kind: utilization, maxTarget: 1, example: "0.75", examplePercent: "75%"},
 	SignalCPU:       {name: "cpu", unit: "percent of the CPU request", kind: utilization, example: "60"},
 	SignalTTFT:      {name: "ttft", unit: "seconds", kind: latency, example: "2s"},
 	SignalQueueWait: {name: "queuewait", unit: "seconds", kind: latency, example: "0.5s"},
-	SignalDemand:    {name: "demand", unit: "utilisation of one replica's capacity", kind: capacity, maxTarget: 1, example: "0.8"},
+	SignalDemand:    {name: "demand", unit: "utilisation of one replica's capacity", kind: capacity, maxTarget: 1, example: "0.8", examplePercent: "80%"},
 }
 
 func (s Signal) known() bool { return s > 0 && int(s) < len(signalTable) }

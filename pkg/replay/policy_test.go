@@ -53,7 +53,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:24,mni=0":             "column 10: unknown option mni; allowed: min, max",
 		"queue:24,lookahead=soon":    "column 20: lookahead=\"soon\"",
 		"hpa(queue:24),upselect=max": "column 24: upselect=\"max\": want Max, Min or Disabled",
-		"kv:1.5":                     "column 4: kv target: 1.5 must be in (0, 1]",
+		"kv:1.5":                     "column 4: kv target: 1.5 (150%) must be in (0, 1]",
 		"cpu:60,min=0":               "column 5: cpu target: cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
 		"queue:24,cooldown=60":       "policy \"queue:24,cooldown=60\"",
 		"fixed:-1":                   "column 7: fixed:N wants",
