@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/url"
 	"os"
@@ -166,6 +167,29 @@ func buildInfo() *debug.BuildInfo {
 	return bi
 }
 
+// finalLine returns how run writes the error a command ends with: the
+// plain "infscale: MSG" line, or, for serve and the activator with
+// --log-format json, one slog JSON record on stderr (level ERROR, msg
+// "exiting", error MSG, exit_code CODE), as every line before it was.
+// kctx may be nil (nothing parsed).
+func finalLine(cli *CLI, kctx *kong.Context, stderr io.Writer) func(msg string, code int) {
+	var lf *LogFlags
+	if kctx != nil && kctx.Selected() != nil {
+		switch strings.Fields(kctx.Command())[0] {
+		case "serve":
+			lf = &cli.Serve.LogFlags
+		case "activator":
+			lf = &cli.Activator.LogFlags
+		}
+	}
+	if lf == nil || lf.LogFormat != "json" {
+		return func(msg string, _ int) { fmt.Fprintf(stderr, "infscale: %s\n", msg) }
+	}
+	return func(msg string, code int) {
+		slog.New(slog.NewJSONHandler(stderr, nil)).Error("exiting", "error", msg, "exit_code", code)
+	}
+}
+
 // run parses args, runs the chosen subcommand and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cli CLI
@@ -225,12 +249,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	warnDeprecated(sp, stderr)
+	// serve and the activator with --log-format json end in one JSON
+	// record too: a log shipper reading stderr parses every line.
+	final := finalLine(&cli, kctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "infscale: %s\n", sp.asTyped(err.Error()))
+		code := exitInvalid
 		if out.failed() != nil { // --help's text, not the input
-			return exitRuntime
+			code = exitRuntime
 		}
-		return exitInvalid
+		final(sp.asTyped(err.Error()), code)
+		return code
 	}
 	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
@@ -243,16 +271,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if ctx.Err() != nil {
 		// The signal, not the command, ended it: whatever failed after
 		// (context canceled, a cut read) is its consequence.
-		fmt.Fprintln(stderr, "infscale: interrupted")
+		final("interrupted", exitInterrupted)
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "infscale: %s\n", sp.asTyped(err.Error()))
+	code = exitRuntime
 	var inv invalidInputError
 	var kc *kube.ConfigError // a missing or malformed kubeconfig is the user's input too
 	if errors.As(err, &inv) || errors.As(err, &kc) {
-		return exitInvalid
+		code = exitInvalid
 	}
-	return exitRuntime
+	final(sp.asTyped(err.Error()), code)
+	return code
 }
 
 // checkedWriter passes writes to w and keeps the first error; safe for

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -120,12 +121,19 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if err != nil {
 		return err
 	}
-	warnConfig(e.stderr, cfg.Deprecations)
-	warnConfig(e.stderr, cfg.Warnings)
+	// The start's warnings: plain lines, or with --log-format json WARN
+	// records, as every other line then is.
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "infscale: warning: %s\n", msg) }
+	if c.LogFlags.LogFormat == "json" {
+		warn = func(msg string) { log.Warn(msg) }
+	}
+	for _, d := range slices.Concat(cfg.Deprecations, cfg.Warnings) {
+		warn(d.Error())
+	}
 	if c.Kubeconfig != "" && !cfg.Kube() && !c.LeaderElect {
 		// Accepted and unused: the replicas and held queries read
 		// Prometheus (or the pages), not the API server.
-		fmt.Fprintf(e.stderr, "infscale: warning: --kubeconfig %s is not used: no target of %s has a scaleTargetRef and --leader-elect is off (a reload that adds one uses it)\n", c.Kubeconfig, c.Config)
+		warn(fmt.Sprintf("--kubeconfig %s is not used: no target of %s has a scaleTargetRef and --leader-elect is off (a reload that adds one uses it)", c.Kubeconfig, c.Config))
 	}
 	if c.LeaderElect {
 		if err := serve.CheckReplicated(cfg); err != nil {

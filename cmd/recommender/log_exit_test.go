@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLogJSONEndsInJSON: serve and the activator with --log-format json
+// write every stderr line as a JSON record, the error they exit on and a
+// start's warnings included (a log shipper parses each line); with the
+// default text format the same run ends in the plain "infscale: " line.
+func TestLogJSONEndsInJSON(t *testing.T) {
+	dir := t.TempDir()
+	// interval: the deprecated key (a warning); kv 150%: refused (exit 2).
+	const page = "targets:\n- name: chat\n  server: vllm\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics:\n  - {type: kv, target: %s}\n  minReplicaCount: 1\n  maxReplicaCount: 2\n"
+	cfg, bad := filepath.Join(dir, "serve.yaml"), filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(cfg, []byte("interval: 15s\n"+fmt.Sprintf(page, "75%")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(fmt.Sprintf(page, "150%")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noDir := filepath.Join(dir, "none", "audit.jsonl")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // substrings of the records' msg or error, in order
+	}{
+		{"serve config", []string{"serve", "--log-format", "json", "--config", bad}, []string{"1.5 (150%) must be in (0, 1]"}},
+		{"serve warning", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log", noDir}, []string{"interval", "--audit-log"}},
+		{"serve flag", []string{"serve", "--log-format", "json", "--listen", "127.0.0.1:99999", "--config", cfg}, []string{"--listen \"127.0.0.1:99999\""}},
+		{"activator", []string{"activator", "--log-format", "json", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:99999"}, []string{"--listen \"127.0.0.1:99999\""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), tc.args, nil, &out, &errb); code != exitInvalid {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitInvalid, errb.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+			var recs []map[string]any
+			for _, l := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(l), &rec); err != nil {
+					t.Fatalf("stderr line %q is not JSON: %v", l, err)
+				}
+				recs = append(recs, rec)
+			}
+			last := recs[len(recs)-1]
+			if last["level"] != "ERROR" || last["msg"] != "exiting" || last["exit_code"] != float64(exitInvalid) {
+				t.Errorf("last record %v: want level ERROR, msg exiting, exit_code %d", last, exitInvalid)
+			}
+			i := 0
+			for _, rec := range recs {
+				if i < len(tc.want) && strings.Contains(rec["msg"].(string)+" "+str(rec["error"]), tc.want[i]) {
+					i++
+				}
+			}
+			if i < len(tc.want) {
+				t.Errorf("records %v: %q not found in order", recs, tc.want[i])
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--config", cfg, "--audit-log", noDir}, nil, &out, &errb); code != exitInvalid ||
+		!strings.HasPrefix(errb.String(), "infscale: warning: ") || !strings.Contains(errb.String(), "\ninfscale: --audit-log") {
+		t.Errorf("text format: exit %d, stderr:\n%s", code, errb.String())
+	}
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
