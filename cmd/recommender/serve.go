@@ -199,7 +199,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		}
 		// Never blocking serve: a FIFO without a reader is refused, one
 		// whose reader stalls drops lines (appendlog).
-		f, err := appendlog.Open(c.AuditLog)
+		f, err := appendlog.Open(c.AuditLog, appendlog.Rotation{})
 		switch {
 		case errors.Is(err, appendlog.ErrDirectory):
 			return invalidf("--audit-log %v", err)

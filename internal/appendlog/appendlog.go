@@ -38,15 +38,26 @@ const closeWait = time.Second
 // Open opens path for appending (created with mode 0644 when absent).
 // Errors name path and say what to do: "PATH: is a directory; ..."
 // (ErrDirectory), "PATH: a named pipe with no reader ...; ..."
-// (ErrNoReader), else os.OpenFile's error as is. The result writes a
-// regular file as each line comes, a line the disk cuts short taken back
-// (wholeLines); anything else goes to a writer whose
-// Write never blocks (ErrBehind when its queue is full, or the error of an
-// earlier background write, reported once) and whose Close returns within
-// about a second even when the reader has stalled.
-func Open(path string) (io.WriteCloser, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+// (ErrNoReader), "PATH: not a regular file ...; ..." (ErrNotRegular: r
+// rotates and path is a pipe or device), else os.OpenFile's error as is.
+// The result writes a regular file as each line comes, a line the disk cuts
+// short taken back (wholeLines), rotated by size when r.MaxSize > 0
+// (Rotation); anything else goes to a writer whose Write never blocks
+// (ErrBehind when its queue is full, or the error of an earlier background
+// write, reported once) and whose Close returns within about a second even
+// when the reader has stalled.
+func Open(path string, r Rotation) (io.WriteCloser, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w; give a file to append to, e.g. %s", path, ErrDirectory, path+"/audit.jsonl")
+	}
+	if err == nil && r.MaxSize > 0 && !fi.Mode().IsRegular() {
+		// Refused before it is opened: a FIFO without a reader would
+		// be ErrNoReader, hiding that rotation can never apply to it.
+		return nil, notRegular(path, fi.Mode())
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|nonBlock, 0o644)
 	if err != nil {
@@ -55,13 +66,22 @@ func Open(path string) (io.WriteCloser, error) {
 		}
 		return nil, err
 	}
-	fi, err := f.Stat()
+	fi, err = f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if fi.Mode().IsRegular() {
-		return &wholeLines{f: f}, nil
+	switch {
+	case fi.Mode().IsRegular() && r.MaxSize > 0:
+		// Opened above so that a file that cannot be created or
+		// appended to is refused now, not at the first line.
+		f.Close()
+		return &wholeLines{f: newRotating(path, fi.Size(), r)}, nil
+	case fi.Mode().IsRegular():
+		return &wholeLines{f: appendFile{f}}, nil
+	case r.MaxSize > 0:
+		f.Close()
+		return nil, notRegular(path, fi.Mode())
 	}
 	w := &asyncWriter{f: f, lines: make(chan []byte, Queue), done: make(chan struct{})}
 	go w.run()
@@ -79,8 +99,19 @@ func Open(path string) (io.WriteCloser, error) {
 // ends the file.
 type wholeLines struct {
 	mu   sync.Mutex
-	f    *os.File
+	f    lineFile
 	torn int64 // > 0: a cut line that could not be taken back ends here
+}
+
+// lineFile is the file wholeLines appends to: appendFile, or rotating.
+type lineFile interface {
+	io.WriteCloser
+	// end is the offset just past the last write's bytes.
+	end() (int64, error)
+	// size is the file's size now, other writers' lines included.
+	size() (int64, error)
+	// truncate cuts the file to n bytes.
+	truncate(n int64) error
 }
 
 func (w *wholeLines) Write(p []byte) (int, error) {
@@ -101,15 +132,14 @@ func (w *wholeLines) Write(p []byte) (int, error) {
 	if afterCut != nil {
 		afterCut()
 	}
-	// With O_APPEND the offset after a write is the end of its bytes.
-	end, serr := w.f.Seek(0, io.SeekCurrent)
+	end, serr := w.f.end()
 	if serr != nil || end < int64(n) {
 		return n, err
 	}
 	if !w.endsFile(end) {
 		return n, err // another writer's line follows: not ours to cut
 	}
-	if w.f.Truncate(end-int64(n)) != nil {
+	if w.f.truncate(end-int64(n)) != nil {
 		w.torn = end
 		return n, err
 	}
@@ -119,14 +149,30 @@ func (w *wholeLines) Write(p []byte) (int, error) {
 // endsFile reports whether the file is end bytes long (nothing appended
 // after that offset by another writer).
 func (w *wholeLines) endsFile(end int64) bool {
-	fi, err := w.f.Stat()
-	return err == nil && fi.Size() == end
+	size, err := w.f.size()
+	return err == nil && size == end
 }
 
 // afterCut, when set (tests), runs between a cut write and its taking back.
 var afterCut func()
 
 func (w *wholeLines) Close() error { return w.f.Close() }
+
+// appendFile is a regular file opened with O_APPEND, never rotated.
+type appendFile struct{ *os.File }
+
+// end: with O_APPEND the offset after a write is the end of its bytes.
+func (f appendFile) end() (int64, error) { return f.Seek(0, io.SeekCurrent) }
+
+func (f appendFile) size() (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+func (f appendFile) truncate(n int64) error { return f.Truncate(n) }
 
 // asyncWriter writes lines to f from its own goroutine.
 type asyncWriter struct {

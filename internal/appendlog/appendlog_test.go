@@ -19,7 +19,7 @@ func TestRegularFileAppends(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(path)
+	w, err := Open(path, Rotation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestRegularFileAppends(t *testing.T) {
 
 func TestDirectoryRefused(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Open(dir)
+	_, err := Open(dir, Rotation{})
 	if !errors.Is(err, ErrDirectory) {
 		t.Fatalf("err = %v, want ErrDirectory", err)
 	}
@@ -67,7 +67,7 @@ func TestFIFOWithoutReaderRefused(t *testing.T) {
 	path := mkfifo(t)
 	done := make(chan error, 1)
 	go func() {
-		w, err := Open(path)
+		w, err := Open(path, Rotation{})
 		if err == nil {
 			w.Close()
 		}
@@ -94,7 +94,7 @@ func TestFIFOReaderGetsLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	w, err := Open(path)
+	w, err := Open(path, Rotation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestFIFOStalledReaderNeverBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	w, err := Open(path)
+	w, err := Open(path, Rotation{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,22 @@ import (
 // the audit log with a torn JSON line that swallowed the next decision's).
 // The limit is set in a child process: it binds every file the process
 // writes.
-func TestCutLineTakenBack(t *testing.T) {
+func TestCutLineTakenBack(t *testing.T) { cutLineTakenBack(t, "TestCutLineTakenBack", Rotation{}) }
+
+// The same through rotation (lumberjack's file): the line is taken back as
+// well, and lumberjack, which counted its cut bytes, reads the file's size
+// again.
+func TestCutLineTakenBackRotating(t *testing.T) {
+	cutLineTakenBack(t, "TestCutLineTakenBackRotating", Rotation{MaxSize: 1})
+}
+
+func cutLineTakenBack(t *testing.T, name string, r Rotation) {
 	if path := os.Getenv("APPENDLOG_TORN_CHILD"); path != "" {
-		tornChild(path)
+		tornChild(path, r)
 		return
 	}
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCutLineTakenBack$")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
 	cmd.Env = append(os.Environ(), "APPENDLOG_TORN_CHILD="+path)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -39,8 +48,8 @@ func TestCutLineTakenBack(t *testing.T) {
 	}
 }
 
-func tornChild(path string) {
-	w, err := Open(path)
+func tornChild(path string, r Rotation) {
+	w, err := Open(path, r)
 	if err != nil {
 		panic(err)
 	}
@@ -94,11 +103,11 @@ func TestCutLineOtherWriterKept(t *testing.T) {
 }
 
 func sharedChild(path string) {
-	a, err := Open(path)
+	a, err := Open(path, Rotation{})
 	if err != nil {
 		panic(err)
 	}
-	b, err := Open(path)
+	b, err := Open(path, Rotation{})
 	if err != nil {
 		panic(err)
 	}

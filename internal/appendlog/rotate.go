@@ -1,0 +1,149 @@
+package appendlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+)
+
+// Rotation is size-based rotation of a regular-file log with the meanings
+// of the kube-apiserver's --audit-log-maxsize, --audit-log-maxbackup,
+// --audit-log-maxage and --audit-log-compress, done by lumberjack (the
+// kube-apiserver's own). The zero value rotates nothing. Every field is 0
+// or more.
+type Rotation struct {
+	// MaxSize is the size in megabytes (MiB, 1,048,576 bytes) the file may
+	// reach: a line that would take it past goes to a new file, the old
+	// one renamed to a backup NAME-TIME.EXT beside it, TIME the rotation's
+	// UTC time to the millisecond (audit.jsonl:
+	// audit-2026-12-07T04-21-01.000.jsonl). A line of MaxSize or longer
+	// is not written (Write's error). 0: no rotation, and the fields below
+	// are unused.
+	MaxSize int
+	// MaxBackups is how many backups are kept, the newest by the time in
+	// their names; 0: all.
+	MaxBackups int
+	// MaxAge is how many days a backup is kept, by the time in its name;
+	// 0: no limit.
+	MaxAge int
+	// Compress gzips each backup (NAME-TIME.EXT.gz, the uncompressed one
+	// removed).
+	Compress bool
+}
+
+// ErrNotRegular is returned by Open when a Rotation is asked of a path that
+// is not a regular file (a named pipe, a device such as /dev/stdout).
+var ErrNotRegular = errors.New("not a regular file")
+
+func notRegular(path string, mode fs.FileMode) error {
+	what := "a device"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s: %w (%s): rotation renames the file and makes a new one, which only a regular file allows; rotate it at its reader, or give a regular file", path, ErrNotRegular, what)
+}
+
+func (r Rotation) check() error {
+	if r.MaxSize < 0 || r.MaxBackups < 0 || r.MaxAge < 0 {
+		return fmt.Errorf("appendlog: a negative rotation bound %+v: each is 0 (no bound) or more", r)
+	}
+	return nil
+}
+
+// rotating is a regular file rotated by lumberjack. It assumes it is the
+// file's only writer (two rotating the same file would each rename the
+// other's). Besides lumberjack's own count it keeps the file's size, to
+// rotate before lumberjack would (the same rule) and so to space rotations
+// a millisecond apart: backups are named to the millisecond, and
+// lumberjack renames a second rotation of the same millisecond onto the
+// first's backup, losing it (a wait of at most 1 ms, and only when
+// MaxSize or more was written within a millisecond).
+type rotating struct {
+	path string
+	lj   *lumberjack.Logger
+	max  int64 // bytes
+	cur  int64 // the file's size as written through this
+	open bool  // lumberjack holds the file open
+	last int64 // Unix milliseconds just after the last rotation
+}
+
+// newRotating rotates path, whose size is now size.
+func newRotating(path string, size int64, r Rotation) *rotating {
+	return &rotating{path: path, cur: size, max: int64(r.MaxSize) << 20,
+		lj: &lumberjack.Logger{Filename: path, MaxSize: r.MaxSize, MaxBackups: r.MaxBackups, MaxAge: r.MaxAge, Compress: r.Compress}}
+}
+
+func (r *rotating) Write(p []byte) (int, error) {
+	n := int64(len(p))
+	if n >= r.max {
+		// One that fills the file alone would have lumberjack rotate
+		// the empty file it opens first.
+		return 0, fmt.Errorf("%s: a line of %d bytes, as long as a file may be (%d MiB) or longer: not written", r.path, n, r.max>>20)
+	}
+	// lumberjack's rule: a file it holds open rotates before a line that
+	// would take it past max; one it opens (the first line, or after an
+	// error) before a line that would take it to max or past.
+	if r.cur > 0 && (r.cur+n > r.max || !r.open && r.cur+n >= r.max) {
+		if time.Now().UnixMilli() <= r.last {
+			time.Sleep(time.Millisecond)
+		}
+		err := r.lj.Rotate()
+		r.last = time.Now().UnixMilli()
+		if err != nil {
+			r.reopen()
+			return 0, err
+		}
+		r.cur, r.open = 0, true
+	}
+	w, err := r.lj.Write(p)
+	r.cur += int64(w)
+	r.open = true
+	if err != nil {
+		// lumberjack counted the cut bytes, which wholeLines may take
+		// back: it reads the file's size again when it reopens it.
+		_ = r.lj.Close()
+		r.open = false
+	}
+	return w, err
+}
+
+// reopen has lumberjack open the file again at the next line, and takes its
+// size from the file: after a failed rotation either name may be there.
+func (r *rotating) reopen() {
+	_ = r.lj.Close()
+	r.open = false
+	r.cur, _ = r.size()
+}
+
+func (r *rotating) end() (int64, error) { return r.cur, nil }
+
+func (r *rotating) size() (int64, error) {
+	fi, err := os.Stat(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+func (r *rotating) truncate(n int64) error {
+	if err := os.Truncate(r.path, n); err != nil {
+		return err
+	}
+	r.cur = n
+	return nil
+}
+
+// Close closes the file. lumberjack's goroutine that prunes and compresses
+// backups is not stopped (lumberjack v2.2.1 has no way to): it waits, idle,
+// until the process ends.
+func (r *rotating) Close() error { return r.lj.Close() }
