@@ -58,10 +58,10 @@ func (c *ServeCmd) demoIgnored() string {
 
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
-	Config           string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
-	Listen           string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
-	StateDir         string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
-	AuditLog         string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file (created if absent). A named pipe needs its reader running before serve starts; lines a stalled reader does not take are dropped and counted (infscale_query_errors_total{reason=\"audit_write\"}), never holding up a decision."`
+	Config           string `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
+	Listen           string `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
+	StateDir         string `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
+	AuditLogFlags    `embed:""`
 	LogFlags         LogFlags      `embed:""`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoZero         bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
@@ -81,6 +81,9 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		}
 	}
 	if err := c.needsLeaderElect(e.given); err != nil {
+		return err
+	}
+	if err := c.checkRotation(e.given); err != nil {
 		return err
 	}
 	if c.LeaderElect {
@@ -165,6 +168,9 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if err := checkPathFlags(c.AuditLog, c.StateDir); err != nil {
 		return err
 	}
+	if err := c.checkRotatable(); err != nil {
+		return err
+	}
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
 	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), kube.ClientLogEvery)))
@@ -199,18 +205,9 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		}
 		// Never blocking serve: a FIFO without a reader is refused, one
 		// whose reader stalls drops lines (appendlog).
-		f, err := appendlog.Open(c.AuditLog, appendlog.Rotation{})
-		switch {
-		case errors.Is(err, appendlog.ErrDirectory):
-			return invalidf("--audit-log %v", err)
-		case errors.Is(err, appendlog.ErrNoReader):
-			return fmt.Errorf("--audit-log %w", err) // runtime: exit 1
-		case err != nil:
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return fmt.Errorf("--audit-log %s: %w; give a file serve may create or append to", c.AuditLog, err) // runtime I/O: exit 1, as --state-dir
+		f, err := appendlog.Open(c.AuditLog, c.rotation())
+		if err != nil {
+			return c.auditOpenError(err)
 		}
 		defer f.Close()
 		audit = f

@@ -39,7 +39,8 @@ const closeWait = time.Second
 // Errors name path and say what to do: "PATH: is a directory; ..."
 // (ErrDirectory), "PATH: a named pipe with no reader ...; ..."
 // (ErrNoReader), "PATH: not a regular file ...; ..." (ErrNotRegular: r
-// rotates and path is a pipe or device), else os.OpenFile's error as is.
+// rotates and path is a pipe or device), "PATH: a symbolic link ..."
+// (ErrSymlink: r rotates and path is one), else os.OpenFile's error as is.
 // The result writes a regular file as each line comes, a line the disk cuts
 // short taken back (wholeLines), rotated by size when r.MaxSize > 0
 // (Rotation); anything else goes to a writer whose Write never blocks
@@ -54,10 +55,12 @@ func Open(path string, r Rotation) (io.WriteCloser, error) {
 	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w; give a file to append to, e.g. %s", path, ErrDirectory, path+"/audit.jsonl")
 	}
-	if err == nil && r.MaxSize > 0 && !fi.Mode().IsRegular() {
+	if r.MaxSize > 0 {
 		// Refused before it is opened: a FIFO without a reader would
 		// be ErrNoReader, hiding that rotation can never apply to it.
-		return nil, notRegular(path, fi.Mode())
+		if err := Rotatable(path); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|nonBlock, 0o644)
 	if err != nil {
@@ -79,7 +82,7 @@ func Open(path string, r Rotation) (io.WriteCloser, error) {
 		return &wholeLines{f: newRotating(path, fi.Size(), r)}, nil
 	case fi.Mode().IsRegular():
 		return &wholeLines{f: appendFile{f}}, nil
-	case r.MaxSize > 0:
+	case r.MaxSize > 0: // made a pipe or device since Rotatable
 		f.Close()
 		return nil, notRegular(path, fi.Mode())
 	}

@@ -35,9 +35,35 @@ type Rotation struct {
 	Compress bool
 }
 
-// ErrNotRegular is returned by Open when a Rotation is asked of a path that
-// is not a regular file (a named pipe, a device such as /dev/stdout).
+// ErrNotRegular is returned by Open and Rotatable for a Rotation of a path
+// that is not a regular file (a named pipe, a device, a socket).
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrSymlink is returned by Open and Rotatable for a Rotation of a path that
+// is a symbolic link (/dev/stdout is one): rotation renames the path
+// itself, so the link would be moved aside and a plain file made in its
+// place, the link's target never written again.
+var ErrSymlink = errors.New("a symbolic link")
+
+// Rotatable returns nil when path may be rotated: a regular file, or
+// nothing yet (Open makes a regular file). Else an error naming path, what
+// it is and what to do: ErrSymlink, ErrNotRegular, or ErrDirectory. A path
+// that cannot be looked at (no permission) returns nil: Open says why.
+func Rotatable(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		to, _ := os.Readlink(path)
+		return fmt.Errorf("%s: %w (to %s): rotation would rename the link, not its file; give the file's own path (stdout or a pipe: rotate at its reader)", path, ErrSymlink, to)
+	case fi.IsDir():
+		return fmt.Errorf("%s: %w; give a file to append to, e.g. %s", path, ErrDirectory, path+"/audit.jsonl")
+	case !fi.Mode().IsRegular():
+		return notRegular(path, fi.Mode())
+	}
+	return nil
+}
 
 func notRegular(path string, mode fs.FileMode) error {
 	what := "a device"
