@@ -1,6 +1,7 @@
 // Package appendlog opens a log that a service appends one line per event
 // to (serve's --audit-log) so that the log can never hold the service up. A
-// regular file is written as each line comes. Anything else a user may
+// regular file is written as each line comes, and rotated by size when
+// asked (Rotation, rotate.go). Anything else a user may
 // point it at (a named pipe to a log shipper, /dev/stdout, a socket) is
 // opened without blocking, so a FIFO with no reader is refused at once
 // instead of waiting for one, and written by a goroutine behind a bounded
