@@ -233,7 +233,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	parts := splitTop(s)
 	head := parts[0]
 	if head.text == "recommended" {
-		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write it out to change it: %s,hold=B,rampbound=Z with the lookahead the replica's cold start + %g s, B %d cold starts and Z recommend.RampBoundFor(cold start, %g s) (the reference replica's: lookahead=136,hold=182,rampbound=0.26; docs/recommend.md)", Recommended, RecommendedLead.Seconds(), RecommendedBreakEven, RecommendedDownWindow.Seconds())
+		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write it out to change it: %s,hold=B,rampbound=Z with the lookahead the replica's cold start + %g s, B %d cold starts and Z the standard normal quantile of cold start / (cold start + %g s) (the reference replica's: lookahead=136,hold=182,rampbound=0.26; docs/recommend.md)", Recommended, RecommendedLead.Seconds(), RecommendedBreakEven, RecommendedDownWindow.Seconds())
 	}
 	if strings.HasPrefix(head.text, "llmd") {
 		if !isLLMD(head.text) {

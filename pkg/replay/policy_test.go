@@ -92,7 +92,9 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:24,min=0,cooldown=Inf": "column 25: cooldown=\"Inf\": want seconds 0..3.1536e+07",
 		"hpa(hpa(queue:24))":          "column 5: hpa(...) wraps an infscale policy, not another hpa(...)",
 		"recommended,max=5":           "column 13: recommended takes no options",
-		"queue:24,schedule=0 8 * *":   "want CRON;DURATION;MIN",
+		// The ramp bound in words a user can work out, not a Go function's name.
+		"recommended,lookahead=1":   "Z the standard normal quantile of cold start / (cold start + 60 s) (the reference replica's: lookahead=136,hold=182,rampbound=0.26",
+		"queue:24,schedule=0 8 * *": "want CRON;DURATION;MIN",
 	} {
 		_, err := ParsePolicy(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
