@@ -239,6 +239,13 @@ func TestSimulateInvalid(t *testing.T) {
 	if code, out, errs := runSimulate(t, "--policy", "queue:24", "--policy", "fixed:2", "--policy", "queue: 24"); code != 2 || out != "" || errs != "infscale: --policy #3 \"queue: 24\" repeats #1: give each policy once\n" {
 		t.Errorf("a policy twice: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// Two policies in one flag: refused, saying how it reads and which
+	// flags compare them (it said only "recommended takes no options").
+	if code, out, errs := runSimulate(t, "-p", "recommended,fixed:1"); code != 2 || out != "" || strings.Count(errs, "\n") != 1 ||
+		!strings.HasPrefix(errs, `infscale: --policy: policy "recommended,fixed:1": at column 13: recommended takes no options; `) ||
+		!strings.HasSuffix(errs, "; it reads as two policies, recommended and fixed:1: to compare them, give each its own --policy (simulate, backtest: -p recommended -p fixed:1); a policy's commas join its own parts\n") {
+		t.Errorf("-p recommended,fixed:1: exit %d, stdout %q, stderr %q; want exit 2 and the reading as two policies", code, out, errs)
+	}
 	if code, _, errs := runSimulate(t, "--policy", "hpa(queue:24),behavior=none,downwindow=60,downwindow=300"); code != 2 || !strings.Contains(errs, "at column 43: option downwindow given twice (also at column 29)") {
 		t.Errorf("downwindow twice: exit %d, stderr %q", code, errs)
 	}

@@ -161,13 +161,88 @@ var DefaultPolicies = []string{
 
 // policyError is a policy string problem at a byte offset (1-based column).
 func policyError(spec string, col int, format string, args ...any) error {
-	return fmt.Errorf("policy %q: at column %d: %s", spec, col, fmt.Sprintf(format, args...))
+	return &syntaxError{spec: spec, col: col, msg: fmt.Sprintf(format, args...)}
+}
+
+// syntaxError is policyError's error: the policy string, the 1-based
+// column, what is wrong there, and the policies the string reads as when
+// it is several joined by commas (nil otherwise; ParsePolicy sets it,
+// severalPolicies). Its text ends with the flags that compare those.
+type syntaxError struct {
+	spec    string
+	col     int
+	msg     string
+	several []string
+}
+
+func (e *syntaxError) Error() string {
+	msg := fmt.Sprintf("policy %q: at column %d: %s", e.spec, e.col, e.msg)
+	if len(e.several) == 0 {
+		return msg
+	}
+	flags := make([]string, len(e.several))
+	for i, p := range e.several {
+		flags[i] = "-p " + shellWord(p)
+	}
+	n := "two"
+	if len(e.several) > 2 {
+		n = strconv.Itoa(len(e.several))
+	}
+	return fmt.Sprintf("%s; it reads as %s policies, %s and %s: to compare them, give each its own --policy (simulate, backtest: %s); a policy's commas join its own parts",
+		msg, n, strings.Join(e.several[:len(e.several)-1], ", "), e.several[len(e.several)-1], strings.Join(flags, " "))
+}
+
+// severalPolicies is spec as the policies it joins when col (1-based) is
+// where a top-level comma's next part starts, that part parses as a policy
+// of its own, the text before the comma is one whole policy and the text
+// after it one or more (ParsePolicy's reading of it); nil otherwise. A
+// part that only continues a policy (OPTION=VALUE) is no policy alone, so
+// a mistyped option gets no such reading. Each comma is tried once: the
+// tail's own reading is ParsePolicy's of the tail.
+func severalPolicies(spec string, col int) []string {
+	for _, pt := range splitTop(spec)[1:] {
+		if pt.at+1 != col {
+			continue
+		}
+		if _, err := parsePolicy(pt.text, pt.text, 0); err != nil {
+			return nil
+		}
+		head, tail := spec[:pt.at-1], spec[pt.at:]
+		if _, err := parsePolicy(head, head, 0); err != nil {
+			return nil
+		}
+		_, err := ParsePolicy(tail)
+		if err == nil {
+			return []string{head, tail}
+		}
+		if se := (*syntaxError)(nil); errors.As(err, &se) && se.several != nil {
+			return append([]string{head}, se.several...)
+		}
+		return nil
+	}
+	return nil
+}
+
+// shellWord is s as one word of a POSIX shell command: as is when it
+// holds only characters a shell leaves alone, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:,=._%+-/") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // ParsePolicy reads a policy string (PolicySyntax). Errors name the column
-// of the offending part and what is allowed there.
+// of the offending part and what is allowed there; when that part is a
+// policy of its own after a whole policy (recommended,fixed:1), the
+// string was most likely several policies joined by commas, and the error
+// says so, with the flags that compare them (severalPolicies).
 func ParsePolicy(spec string) (Policy, error) {
-	return parsePolicy(spec, spec, 0)
+	p, err := parsePolicy(spec, spec, 0)
+	if se := (*syntaxError)(nil); errors.As(err, &se) && se.spec == spec {
+		se.several = severalPolicies(spec, se.col)
+	}
+	return p, err
 }
 
 // parsePolicy parses s, which sits at offset off of the whole string full.

@@ -103,6 +103,47 @@ func TestParsePolicyErrors(t *testing.T) {
 	}
 }
 
+// TestParsePolicySeveralJoined: a policy string that is whole policies
+// joined by commas (-p recommended,fixed:1 for -p recommended -p fixed:1)
+// says so and gives the flags that compare them; a comma that continues a
+// policy gets no such reading.
+func TestParsePolicySeveralJoined(t *testing.T) {
+	for spec, want := range map[string]string{
+		// "recommended," is 12 characters: fixed:1 at column 13.
+		"recommended,fixed:1": `policy "recommended,fixed:1": at column 13: recommended takes no options; ` +
+			`write it out to change it: demand:0.9,lookahead=136,downwindow=60,ttft:2,queuewait:0.4,hold=B,rampbound=Z ` +
+			`with the lookahead the replica's cold start + 45 s, B 2 cold starts and Z the standard normal quantile of ` +
+			`cold start / (cold start + 60 s) (the reference replica's: lookahead=136,hold=182,rampbound=0.26; docs/recommend.md); ` +
+			`it reads as two policies, recommended and fixed:1: to compare them, give each its own --policy ` +
+			`(simulate, backtest: -p recommended -p fixed:1); a policy's commas join its own parts`,
+		"oracle,optimal":   `; it reads as two policies, oracle and optimal: to compare them, give each its own --policy (simulate, backtest: -p oracle -p optimal)`,
+		"fixed:1,queue:24": `at column 9: fixed:N takes no options; it reads as two policies, fixed:1 and queue:24:`,
+		// The second policy keeps its own options; a shell would read hpa(...) unquoted as a subshell.
+		"recommended,queue:24,lookahead=90": `it reads as two policies, recommended and queue:24,lookahead=90: ` +
+			`to compare them, give each its own --policy (simulate, backtest: -p recommended -p queue:24,lookahead=90)`,
+		"hpa(recommended),fixed:2":                 `(simulate, backtest: -p 'hpa(recommended)' -p fixed:2)`,
+		"recommended,fixed:1,fixed:2":              `it reads as 3 policies, recommended, fixed:1 and fixed:2: to compare them, give each its own --policy (simulate, backtest: -p recommended -p fixed:1 -p fixed:2)`,
+		"queue:24,schedule=0 8 * * *;1h;2,fixed:1": `(simulate, backtest: -p 'queue:24,schedule=0 8 * * *;1h;2' -p fixed:1)`,
+	} {
+		_, err := ParsePolicy(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v\nwant it to contain %q", spec, err, want)
+		}
+	}
+	for _, spec := range []string{
+		"recommended,lookahead=90",        // an option of recommended: no second policy
+		"queue:24,lookahead=x,fixed:1",    // the problem is an option's value, not where fixed:1 starts
+		"recommended,fixed:1,lookahead=3", // fixed:1,lookahead=3 is no policy
+		"hpa(recommended,fixed:2)",        // inside hpa(...) a comma is hpa's
+		"queue:24,queue:30",               // one signal twice, as a config's metrics list refuses it
+	} {
+		_, err := ParsePolicy(spec)
+		if err == nil || strings.Contains(err.Error(), "reads as") {
+			t.Errorf("%q: err = %v, want an error without a reading as several policies", spec, err)
+		}
+	}
+}
+
 // FuzzParsePolicy: any string parses or fails with an error, never a panic;
 // a policy that parses builds a controller that decides.
 func FuzzParsePolicy(f *testing.F) {
