@@ -846,6 +846,8 @@ func onePool(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) b
 // samples inside its window, and Prometheus 3 leaves out the window's
 // start, so a 1m window over pods scraped every 60 s holds one sample and
 // every demand rate is empty, cycle after cycle (TestRateWindowHint). The
+// same emptiness, for one window, follows a start of Prometheus or of the
+// pods (serve and Prometheus started together): the error names both. The
 // signal stays unknown; its error says what to change.
 func rateHints(tg Target, o Options, vals *sigValues, errs map[Signal]error) {
 	o = o.withDefaults()
@@ -863,8 +865,8 @@ func rateHints(tg Target, o Options, vals *sigValues, errs map[Signal]error) {
 			continue
 		}
 		errs[r.s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
-			"%w, while %.0f pod(s) report their gauges: no counter of the family has two samples inside the %s window: its pods are scraped every %s or more (a rate needs two samples inside its window, and Prometheus 3 leaves out the window's start: scrape them every %s or less), or the family is absent (another version of the server, or before the first request it counts)",
-			qe.Err, pods, model.Duration(r.w), model.Duration(r.w/2), model.Duration(r.w/4))}
+			"%w, while %.0f pod(s) report their gauges: no counter of the family has two samples inside the %s window: its pods are scraped every %s or more (a rate needs two samples inside its window, and Prometheus 3 leaves out the window's start: scrape them every %s or less), or Prometheus has scraped them for less than the window (it or the pods started under %s ago: this passes by itself), or the family is absent (another version of the server, or before the first request it counts)",
+			qe.Err, pods, model.Duration(r.w), model.Duration(r.w/2), model.Duration(r.w/4), model.Duration(r.w))}
 	}
 }
 
