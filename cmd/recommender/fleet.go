@@ -39,7 +39,7 @@ type FleetCmd struct {
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
 	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, >= 0 (0: the replica model's cold start, 91s for the reference)."`
-	Follow       string        `name:"follow" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
+	Follow       string        `name:"follow" placeholder:"URL" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
 	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`

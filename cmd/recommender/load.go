@@ -30,12 +30,12 @@ import (
 // (docs/load.md).
 type LoadCmd struct {
 	URL          string        `arg:"" name:"url" help:"Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (loopback only unless --allow-remote)."`
-	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
-	Rate         string        `name:"rate" help:"Open loop: arrivals at R requests/s (0 < R <= 1000000), Poisson unless --burstiness; a list sweeps and finds the knee."`
+	Concurrency  string        `name:"concurrency" placeholder:"N[,N...]" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
+	Rate         string        `name:"rate" placeholder:"R[,R...]" help:"Open loop: arrivals at R requests/s (0 < R <= 1000000), Poisson unless --burstiness; a list sweeps and finds the knee."`
 	Burstiness   float64       `name:"burstiness" default:"1" help:"With --rate: the gamma shape of the gaps between arrivals, their mean 1/R (vllm bench serve's --burstiness): 1 Poisson, below 1 burstier (0.25: gaps twice as spread), above 1 more regular, inf every gap 1/R."`
 	MaxConc      int           `name:"max-concurrency" default:"10000" help:"Open loop (--rate, --trace): the most requests in flight (vllm bench serve's --max-concurrency); an arrival that finds them all taken is sent when one ends, and the point, not offering its load, is not within the knee's SLO. The default bounds the load generator's memory."`
 	Goodput      string        `name:"goodput" placeholder:"ttft:D,tpot:D,e2el:D" help:"Also count the requests that meet every SLO given (vllm bench serve's --goodput keys; D a duration such as 500ms, a bare number milliseconds as there) and report them per second: the goodput column and goodput in JSON."`
-	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
+	Trace        string        `name:"trace" placeholder:"FILE" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Sort         bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
 	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish); at most 168h (a week), as every duration flag of load."`
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`

@@ -58,9 +58,9 @@ func (c *ServeCmd) demoIgnored() string {
 
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
-	Config           string `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
-	Listen           string `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
-	StateDir         string `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
+	Config           string `name:"config" short:"c" type:"path" placeholder:"FILE" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
+	Listen           string `name:"listen" placeholder:"ADDR" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
+	StateDir         string `name:"state-dir" type:"path" placeholder:"DIR" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
 	AuditLogFlags    `embed:""`
 	LogFlags         LogFlags      `embed:""`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`

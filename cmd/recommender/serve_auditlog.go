@@ -14,7 +14,7 @@ import (
 // the kube-apiserver's, whose 0 takes lumberjack's 100 MB, a maxsize of 0
 // (the default) rotates nothing (docs/serve.md says why).
 type AuditLogFlags struct {
-	AuditLog          string `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file (created if absent). A named pipe needs its reader running before serve starts; lines a stalled reader does not take are dropped and counted (infscale_query_errors_total{reason=\"audit_write\"}), never holding up a decision."`
+	AuditLog          string `name:"audit-log" type:"path" placeholder:"FILE" help:"Append one JSON line per decision to this file (created if absent). A named pipe needs its reader running before serve starts; lines a stalled reader does not take are dropped and counted (infscale_query_errors_total{reason=\"audit_write\"}), never holding up a decision."`
 	AuditLogMaxSize   int    `name:"audit-log-maxsize" placeholder:"MB" help:"Rotate --audit-log (a regular file) before a line would take it past this many megabytes (MiB): the file is renamed NAME-TIME.EXT beside it (TIME: UTC to the millisecond) and a new one begun; whole lines in each. 0 (default): no rotation."`
 	AuditLogMaxBackup int    `name:"audit-log-maxbackup" placeholder:"N" help:"Rotated files to keep, the newest (0, default: all). Needs --audit-log-maxsize."`
 	AuditLogMaxAge    int    `name:"audit-log-maxage" placeholder:"DAYS" help:"Days to keep a rotated file, by the time in its name (0, default: no limit). Needs --audit-log-maxsize."`

@@ -34,13 +34,13 @@ type SimulateCmd struct {
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of generated traces (reference, synthetic without seed=)."`
 	Sort         bool          `name:"sort" help:"Accept a trace file whose rows are out of time order (sorted in memory)."`
 	RateScale    float64       `name:"rate-scale" default:"1" help:"Compress time by this factor: 2 replays the trace at twice its rate; at most the trace's span / --period (the replay spans one period or more)."`
-	Window       string        `name:"window" help:"Replay only [START:END) of the trace (after --rate-scale), e.g. 1h, 600:1800, 1d:2d."`
+	Window       string        `name:"window" placeholder:"A:B" help:"Replay only [START:END) of the trace (after --rate-scale), e.g. 1h, 600:1800, 1d:2d."`
 	Prefill      string        `name:"prefill" default:"chunked" enum:"chunked,stall" help:"Prefill scheduling: chunked (vLLM V1) or stall (vLLM V0: a prefill pauses decoding)."`
 	MaxBatched   int           `name:"max-batched-tokens" default:"8192" help:"vLLM max_num_batched_tokens: the tokens one step (chunked) or one prefill (stall) carries."`
 	Drain        time.Duration `name:"drain" default:"10m" help:"How long after the trace's end requests may still finish; those without a first token by then miss."`
 	Initial      int           `name:"initial" help:"Replicas ready at second 0, 1 or more (default: the warm start, what the trace's first cold start needs, at least each policy's minimum and 1)."`
 	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period, with the reason and metric that decided infscale's counts (text blocks; a timeline CSV with --output csv; in each object with json)."`
-	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
+	Plot         string        `name:"plot" placeholder:"FILE" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended (each role's target from its queue), recommended(prefill=TP,decode=TD[,prefill_min=N,decode_min=N]) (the targets fixed, each role's floor), optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
