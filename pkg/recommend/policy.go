@@ -128,9 +128,12 @@ func (p *Policy) Validate() error {
 			}
 			continue
 		}
+		// Against its first entry only: n entries of one signal are n-1
+		// problems, not a line for every pair of them.
 		for j := range i {
 			if p.Metrics[j].Signal == m.Signal {
 				errs.add(at+".signal", "%s is listed twice (also metrics[%d]); one entry per signal", m.Signal, j)
+				break
 			}
 		}
 		info := m.Signal.info()

@@ -52,6 +52,29 @@ func TestValidateCollectsAll(t *testing.T) {
 	}
 }
 
+// TestValidateSignalTwiceOnce: a signal listed three times is two problems,
+// each entry after the first named against the first; before, the third
+// was also named against the second (every pair a line: 400 entries of
+// one signal in a policy string made an error text of hundreds of MB).
+func TestValidateSignalTwiceOnce(t *testing.T) {
+	p := &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalKV, Target: 0.8}, {Signal: SignalQueue, Target: 8}, {Signal: SignalQueue, Target: 16}}, Min: 1, Max: 4}
+	var fes FieldErrors
+	if err := p.Validate(); !errors.As(err, &fes) {
+		t.Fatalf("Validate: %v, want FieldErrors", err)
+	}
+	var got []string
+	for _, fe := range fes {
+		got = append(got, fe.Path+": "+fe.Msg)
+	}
+	want := []string{
+		"metrics[2].signal: queue is listed twice (also metrics[0]); one entry per signal",
+		"metrics[3].signal: queue is listed twice (also metrics[0]); one entry per signal",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // Defaults are the HPA's.
 func TestValidateFillsHPADefaults(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
