@@ -51,8 +51,8 @@ type PrometheusRangeFlags struct {
 	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series, one with a success counter and a running gauge: vllm, sglang, trtllm, tgi, triton, or epp for an llm-d Endpoint Picker's (with --prometheus-url; default ${default})."`
 	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
 	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. max(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"}): max, not sum, over the copies an HA Prometheus pair returns without dedup); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
-	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
-	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now; a negative one after =, --start=-36h: a bare -36h reads as a flag) (default ${default})."`
+	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (--end=-1h, as --start) (default ${default})."`
 	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries, at least 1s (default ${default})."`
 	QueryTimeout  time.Duration      `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
 	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`

@@ -24,7 +24,7 @@ type SynthWeekCmd struct {
 	Data        string        `required:"" placeholder:"DIR" help:"TSDB directory to create (must not exist, or be empty); start Prometheus with --storage.tsdb.path=DIR."`
 	Promtool    string        `default:"promtool" placeholder:"PATH" help:"promtool binary (default ${default} from PATH; make tools builds tools/bin/promtool)."`
 	Days        int           `default:"7" help:"Days to write, ending at the hour of --end."`
-	End         string        `default:"now" placeholder:"T" help:"End of the days written, truncated to the hour: unix seconds, RFC3339, or relative to now (default ${default})."`
+	End         string        `default:"now" placeholder:"T" help:"End of the days written, truncated to the hour: unix seconds, RFC3339, or relative to now (--end=-1d: a negative one after =, as a bare -1d reads as a flag) (default ${default})."`
 	Scrape      time.Duration `default:"60s" placeholder:"D" help:"Scrape interval of the synthetic series (default ${default})."`
 	Seed        uint64        `default:"1" help:"Seed of the arrivals."`
 	OpenMetrics string        `name:"openmetrics" placeholder:"FILE" help:"Also keep the OpenMetrics text that was backfilled in FILE."`
