@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -131,14 +132,14 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	if err := os.Rename(blocks, c.Data); err != nil {
 		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
 	}
-	fmt.Fprintf(e.stdout, `synth-week: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
+	fmt.Fprintf(e.stdout, `synth-week: %s (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
   %d requests, peak %02d:00 UTC, weekends x %g, %s
 
 Serve it and try backtest and profile on it:
   prometheus --storage.tsdb.path=%s --storage.tsdb.retention.time=10y --config.file=/dev/null --web.listen-address=127.0.0.1:9090
   infscale backtest --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}' --replicas-query 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
   infscale profile --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}'
-`, c.Days, truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
+`, dayCount(c.Days), truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
 		truth.Requests, truth.PeakHour, truth.WeekendFactor, weekEvents(truth), c.Data)
 	return nil
 }
@@ -152,7 +153,7 @@ func noSpaceHint(err error, out []byte, days int, scrape time.Duration) string {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) ||
 		bytes.Contains(out, []byte("no space left on device")) || bytes.Contains(out, []byte("file too large")) {
 		mb := math.Ceil(18 * float64(days) * float64(time.Minute) / float64(scrape))
-		return fmt.Sprintf("; %d days at a %s scrape take about %.0f MB while written (the OpenMetrics text, then the blocks, beside --data and --openmetrics): free that much there, or give them a file system with room", days, shortDuration(scrape), mb)
+		return fmt.Sprintf("; %s at a %s scrape: about %.0f MB while written (the OpenMetrics text, then the blocks, beside --data and --openmetrics): free that much there, or give them a file system with room", dayCount(days), shortDuration(scrape), mb)
 	}
 	return ""
 }
@@ -215,4 +216,12 @@ func hasTSDBBlock(dir string) bool {
 		}
 	}
 	return false
+}
+
+// dayCount is n days in words: "1 day", "7 days".
+func dayCount(n int) string {
+	if n == 1 {
+		return "1 day"
+	}
+	return strconv.Itoa(n) + " days"
 }

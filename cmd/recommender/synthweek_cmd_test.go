@@ -130,3 +130,13 @@ func TestSynthWeekInterruptLeavesNoTemp(t *testing.T) {
 		t.Errorf("left beside --data: %v", left)
 	}
 }
+
+// TestDayCount: synth-week's summary said "synth-week: 1 days (...)" for
+// --days 1.
+func TestDayCount(t *testing.T) {
+	for n, want := range map[int]string{1: "1 day", 2: "2 days", 7: "7 days", 90: "90 days"} {
+		if got := dayCount(n); got != want {
+			t.Errorf("dayCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func TestSynthWeekNoSpaceSaysWhat(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("child: %v, stderr %q; want exit 1", err, stderr.String())
 	}
-	for _, want := range []string{"--data " + data + ":", "file too large", "2 days at a 1m scrape take about 36 MB"} {
+	for _, want := range []string{"--data " + data + ":", "file too large", "2 days at a 1m scrape: about 36 MB"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q lacks %q", stderr.String(), want)
 		}
@@ -55,7 +55,7 @@ func TestSynthWeekNoSpaceSaysWhat(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 1", code, errb.String())
 	}
 	// 1 day at 2 m: 18 x 60 / 120 = 9 MB.
-	for _, want := range []string{"--data " + data + ":", "no space left on device", "1 days at a 2m scrape take about 9 MB"} {
+	for _, want := range []string{"--data " + data + ":", "no space left on device", "1 day at a 2m scrape: about 9 MB"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr %q lacks %q", errb.String(), want)
 		}
