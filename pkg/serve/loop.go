@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -1106,6 +1108,10 @@ type failRun struct {
 	last   time.Time // the cycle of the last one
 	cycles int       // cycles whose read of the signal failed
 	logged bool      // a "signal read failed" line was logged for the run
+	// cause is the transport cause its last failure was logged under
+	// with other signals' (logTransportFailures), "" otherwise: its end
+	// is logged with theirs.
+	cause string
 }
 
 // readEvent is a target's failed read of a signal (e set) or a run of
@@ -1177,6 +1183,7 @@ func (l *Loop) logReads(now time.Time) {
 		clear(ended)
 		l.scratch.failed, l.scratch.ended = failed[:0], ended[:0]
 	}()
+	l.logTransportFailures(now, failed)
 	for i, ev := range failed {
 		if ev.run == nil {
 			continue // logged with an earlier one of its group
@@ -1220,10 +1227,24 @@ func (l *Loop) logReads(now time.Time) {
 		if ev.run == nil {
 			continue
 		}
+		// The runs a transport failure's one line began end in one line
+		// too, naming their signals; others one line per signal.
+		same := func(o readEvent) bool { return o.signal == ev.signal && o.run.cause == "" }
+		signals := []string{ev.signal}
+		if ev.run.cause != "" {
+			same = func(o readEvent) bool { return o.run.cause == ev.run.cause }
+		}
 		targets, longest := 1, ev.run
+		seen := map[string]bool{ev.target: true}
 		for j := i + 1; j < len(ended); j++ {
-			if o := ended[j]; o.run != nil && o.signal == ev.signal {
-				targets++
+			if o := ended[j]; o.run != nil && same(o) {
+				if !slices.Contains(signals, o.signal) {
+					signals = append(signals, o.signal)
+				}
+				if !seen[o.target] {
+					seen[o.target] = true
+					targets++
+				}
 				if o.run.since.Before(longest.since) || o.run.since.Equal(longest.since) && o.run.cycles > longest.cycles {
 					longest = o.run
 				}
@@ -1234,8 +1255,90 @@ func (l *Loop) logReads(now time.Time) {
 		if targets > 1 {
 			args = append(args, "targets", targets)
 		}
-		args = append(args, "signal", ev.signal, "failed_for", now.Sub(longest.since).Round(time.Second), "failed_cycles", longest.cycles)
+		if len(signals) > 1 {
+			args = append(args, "signals", strings.Join(signals, ","))
+		} else {
+			args = append(args, "signal", ev.signal)
+		}
+		args = append(args, "failed_for", now.Sub(longest.since).Round(time.Second), "failed_cycles", longest.cycles)
 		l.log.Info("signal read again", args...)
+	}
+}
+
+// transportCause is what a read failed on when the request never got an
+// answer (a *url.Error: DNS, a refused or reset connection, TLS, a
+// timeout): the operation and the server's address with the error, the
+// path and the query left out, so every query to one unreachable server
+// has the same cause. "" for any other error (the server answered).
+func transportCause(err error) string {
+	ue, ok := errors.AsType[*url.Error](err)
+	if !ok {
+		return ""
+	}
+	addr := ue.URL
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		addr = u.Scheme + "://" + u.Host
+	}
+	return ue.Op + " " + addr + ": " + ue.Err.Error()
+}
+
+// logTransportFailures logs as one line the cycle's failed reads of two or
+// more signals that failed on one transport cause (transportCause: the
+// server unreachable, every query of every target failing alike): which
+// signals, how many targets, the cause once, at most once per logEvery.
+// Prometheus down was a line per signal (seven for two targets), each
+// with the same DNS error. It marks them logged and takes them out of
+// failed (run nil); the rest are logReads' as before.
+func (l *Loop) logTransportFailures(now time.Time, failed []readEvent) {
+	type group struct {
+		first   int
+		signals []string
+		targets map[string]bool
+	}
+	var groups map[string]*group
+	var order []string
+	for i, ev := range failed {
+		if ev.run == nil {
+			continue
+		}
+		c := transportCause(ev.e.Err)
+		if c == "" {
+			continue
+		}
+		key := ev.e.Reason + "\x00" + c
+		g := groups[key]
+		if g == nil {
+			if groups == nil {
+				groups = map[string]*group{}
+			}
+			g = &group{first: i, targets: map[string]bool{}}
+			groups[key] = g
+			order = append(order, key)
+		}
+		if !slices.Contains(g.signals, ev.signal) {
+			g.signals = append(g.signals, ev.signal)
+		}
+		g.targets[ev.target] = true
+	}
+	for _, key := range order {
+		g := groups[key]
+		if len(g.signals) < 2 {
+			continue // one signal: logReads' own line
+		}
+		first := failed[g.first]
+		cause := key[strings.IndexByte(key, 0)+1:]
+		logged := false
+		if suppressed, ok := l.limiter.allow(now, "\x00transport\x00"+key); ok {
+			l.log.Warn("signal reads failed", "target", first.target, "targets", len(g.targets), "signals", strings.Join(g.signals, ","), "reason", first.e.Reason, "err", cause, "suppressed_since_last", suppressed)
+			logged = true
+		}
+		for i := g.first; i < len(failed); i++ {
+			if ev := failed[i]; ev.run != nil && ev.e.Reason == first.e.Reason && transportCause(ev.e.Err) == cause {
+				ev.run.logged = ev.run.logged || logged
+				ev.run.cause = key
+				failed[i].run = nil
+			}
+		}
 	}
 }
 

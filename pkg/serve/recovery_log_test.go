@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // logLoop is a Loop on loopConfig with a fake source, its log in logb
@@ -138,6 +141,51 @@ func TestReadFailuresOfManyTargetsOneLine(t *testing.T) {
 	}
 	if n := strings.Count(log, `msg="signal read`); n != 4 {
 		t.Errorf("%d read lines, want 4:\n%s", n, log)
+	}
+}
+
+// TestTransportFailureOneLine: Prometheus's name does not resolve, so
+// every query of both targets fails with the same *url.Error (running,
+// waiting and ttft of chat, running and waiting of other; a query's own
+// path differs: /api/v1/query, /api/v1/query_range) for three cycles 15 s
+// apart, then it answers. One line says it: the three signals, targets=2,
+// the cause once without the path; it was a line per signal, each with
+// the same DNS error (seven for examples/serve-prometheus.yaml). The end
+// is one line too, failed_for=45s failed_cycles=3. A 500 (the server
+// answered) stays a line per signal (TestReadFailuresOfManyTargetsOneLine).
+func TestTransportFailureOneLine(t *testing.T) {
+	ll := newLogLoop(t, LoopOptions{}, nil)
+	dns := &net.DNSError{Err: "no such host", Name: "prometheus.monitoring", IsNotFound: true}
+	down := func(path string) error {
+		return &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "up", Err: &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090" + path, Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}}
+	}
+	chat := Reading{Obs: unknownObservation(), Errors: []ReadError{
+		{Signal: "running", Reason: "unavailable", Err: down("/api/v1/query")},
+		{Signal: "waiting", Reason: "unavailable", Err: down("/api/v1/query")},
+		{Signal: "ttft", Reason: "unavailable", Err: down("/api/v1/query_range")},
+	}}
+	other := Reading{Obs: unknownObservation(), Errors: chat.Errors[:2]}
+	at := func(sec int, c, o Reading) {
+		ll.src.set("chat", c)
+		ll.src.set("other", o)
+		ll.at(sec)
+	}
+	at(0, load(1, 50, 10), load(1, 5, 0))
+	for _, s := range []int{15, 30, 45} {
+		at(s, chat, other)
+	}
+	at(60, load(1, 50, 10), load(1, 5, 0))
+	log := ll.logb.String()
+	for _, want := range []string{
+		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host" suppressed_since_last=0`,
+		`msg="signal read again" target=chat targets=2 signals=running,waiting,ttft failed_for=45s failed_cycles=3`,
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q", want)
+		}
+	}
+	if n := strings.Count(log, `msg="signal read`); n != 2 {
+		t.Errorf("%d read lines, want 2:\n%s", n, log)
 	}
 }
 
