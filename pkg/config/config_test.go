@@ -109,6 +109,17 @@ func TestBadFiles(t *testing.T) {
 		"binary.bad.yaml": {
 			"binary.bad.yaml:3:9: not a YAML text file (a NUL byte or invalid UTF-8 here)",
 		},
+		// Every key given twice, by its path and both positions (goccy's
+		// parser named the first alone, "mapping key "url" already defined
+		// at [2:3]", with no path). Line 7: "  metrics: [{type: queue,
+		// target: 24, " is 38 characters, the first target at 27; line 17:
+		// "      - {type: Pods, " is 21, value at 22, the second at 51.
+		"twice.bad.yaml": {
+			"twice.bad.yaml:3:3: prometheus.url: key given twice (first at 2:3); give it once",
+			"twice.bad.yaml:7:39: targets[0].metrics[0].target: key given twice (first at 7:27); give it once (target \"chat\")",
+			"twice.bad.yaml:9:3: targets[0].maxReplicaCount: key given twice (first at 8:3); give it once (target \"chat\")",
+			"twice.bad.yaml:17:51: targets[1].behavior.scaleDown.policies[0].value: key given twice (first at 17:22); give it once (target \"batch\")",
+		},
 		"tab.bad.yaml": {
 			"tab.bad.yaml:3:1: found character '\\t' that cannot start any token (YAML indents with spaces, not tabs)",
 		},

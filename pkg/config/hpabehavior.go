@@ -34,7 +34,12 @@ func DecodeBehavior(data []byte, filename string) (autoscalingv2.HorizontalPodAu
 		return none, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a behavior", filename, len(data), MaxBehaviorBytes)
 	}
 	d := newStrictDecoder(filename)
-	body, errs := d.document(data)
+	body, errs := d.document(data, func(body ast.Node) string {
+		if wrapped(body) {
+			return ""
+		}
+		return "behavior"
+	})
 	if errs != nil {
 		return none, errs
 	}

@@ -75,6 +75,13 @@ func TestDecodeBehaviorInvalid(t *testing.T) {
 		// "  - type:" puts it at column 9.
 		{"period missing", "scaleUp:\n  policies:\n  - type: Pods\n    value: 2\n",
 			"b.yaml:3:9: behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800"},
+		// A key given twice, bare and wrapped: named by its path under
+		// behavior either way, at the second copy ("  scaleUp: {selectPolicy:
+		// Max, " is 31 characters), with the first's position.
+		{"twice", "scaleUp:\n  stabilizationWindowSeconds: 10\n  stabilizationWindowSeconds: 20\n",
+			"b.yaml:3:3: behavior.scaleUp.stabilizationWindowSeconds: key given twice (first at 2:3); give it once"},
+		{"twice wrapped", "behavior:\n  scaleUp: {selectPolicy: Max, selectPolicy: Min}\n",
+			"b.yaml:2:32: behavior.scaleUp.selectPolicy: key given twice (first at 2:13); give it once"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeBehavior([]byte(tc.yaml), "b.yaml")

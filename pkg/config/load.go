@@ -59,7 +59,7 @@ func Parse(data []byte, name string) (*File, error) { return parse(data, name, f
 // (validator.clientFiles), as Load does.
 func parse(data []byte, name string, files bool) (*File, error) {
 	d := newStrictDecoder(name)
-	body, errs := d.document(data)
+	body, errs := d.document(data, nil)
 	if errs != nil {
 		return nil, errs
 	}
@@ -141,9 +141,11 @@ func newStrictDecoder(name string) *strictDecoder {
 // document parses data, a YAML file of one document, and returns its
 // body: nil for an empty file (comments alone). A byte order mark is
 // skipped; a binary file, one beyond yamlbound's bounds or one that does not
-// parse is Errors (one, at its position), and nothing is decoded. A second
-// document is a problem recorded on d, the first one still returned.
-func (d *strictDecoder) document(data []byte) (ast.Node, Errors) {
+// parse is Errors (one, at its position; every key given twice, when that
+// is why), and nothing is decoded. A second document is a problem recorded
+// on d, the first one still returned. root gives the key path of the
+// document's body (nil: ""), which keys given twice are named under.
+func (d *strictDecoder) document(data []byte, root func(body ast.Node) string) (ast.Node, Errors) {
 	name := d.file
 	// A UTF-8 byte order mark (Windows editors write one) is not part of
 	// the first key.
@@ -159,6 +161,9 @@ func (d *strictDecoder) document(data []byte) (ast.Node, Errors) {
 	}
 	f, err := parser.Parse(toks, 0)
 	if err != nil {
+		if errs := d.duplicateKeys(data, root); errs != nil {
+			return nil, errs
+		}
 		var ye yaml.Error
 		e := Error{File: name, Msg: err.Error()}
 		if errors.As(err, &ye) {
@@ -184,6 +189,122 @@ func (d *strictDecoder) document(data []byte) (ast.Node, Errors) {
 		body = doc.Body
 	}
 	return body, nil
+}
+
+// duplicateKeys is document's reading of a file goccy's parser refused:
+// when the file parses once keys may repeat, the refusal was a key given
+// twice in one mapping (the parser names the first it meets as `mapping key
+// "max" already defined at [3:3]`, without its path). It returns every such
+// key, at the later one, by its key path and with the first one's position;
+// nil when the file does not parse that way either (the parser's error
+// stands). A key given twice is refused, never read as the last copy.
+func (d *strictDecoder) duplicateKeys(data []byte, root func(body ast.Node) string) Errors {
+	toks, err := yamlbound.Tokens(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), membudget.Now())
+	if err != nil {
+		return nil
+	}
+	f, err := parser.Parse(toks, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil
+	}
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		path := ""
+		if root != nil {
+			path = root(doc.Body)
+		}
+		d.twice(doc.Body, path)
+		errs := d.errors()
+		if names := astTargetNames(doc.Body); path == "" {
+			for i := range errs {
+				if n, ok := targetIndex(errs[i].Key); ok && n >= 0 && n < len(names) {
+					errs[i].Target = names[n]
+				}
+			}
+		}
+		return errs // a second document is refused as such once the keys are fixed
+	}
+	return nil
+}
+
+// astTargetNames is each targets[i].name of a configuration's body as
+// written (the first copy, "" where there is none), for naming the targets
+// of problems found before anything is decoded.
+func astTargetNames(body ast.Node) []string {
+	var names []string
+	each := func(n ast.Node, f func(key string, v ast.Node)) {
+		switch m := n.(type) {
+		case *ast.MappingValueNode:
+			f(keyText(m.Key), m.Value)
+		case *ast.MappingNode:
+			for _, mv := range m.Values {
+				f(keyText(mv.Key), mv.Value)
+			}
+		}
+	}
+	each(body, func(key string, v ast.Node) {
+		seq, ok := v.(*ast.SequenceNode)
+		if key != "targets" || !ok || names != nil {
+			return
+		}
+		names = make([]string, len(seq.Values))
+		for i, item := range seq.Values {
+			each(item, func(key string, v ast.Node) {
+				if s, ok := v.(*ast.StringNode); ok && key == "name" && names[i] == "" {
+					names[i] = s.Value
+				}
+			})
+		}
+	})
+	return names
+}
+
+// twice records each key of n's mappings given twice in its mapping, at
+// its path under path.
+func (d *strictDecoder) twice(n ast.Node, path string) {
+	switch v := n.(type) {
+	case *ast.AnchorNode:
+		d.twice(v.Value, path)
+	case *ast.TagNode:
+		d.twice(v.Value, path)
+	case *ast.MappingValueNode:
+		d.twice(v.Value, childPath(path, keyText(v.Key)))
+	case *ast.MappingNode:
+		first := map[string]*token.Position{}
+		for _, mv := range v.Values {
+			key := keyText(mv.Key)
+			if p, ok := first[key]; ok && p != nil {
+				d.errorf(position(mv.Key), childPath(path, key), "key given twice (first at %d:%d); give it once", p.Line, p.Column)
+			} else if !ok {
+				first[key] = position(mv.Key)
+			}
+			d.twice(mv.Value, childPath(path, key))
+		}
+	case *ast.SequenceNode:
+		for i, item := range v.Values {
+			d.twice(item, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// keyText is a mapping key as the parser compares keys: its text, unquoted.
+func keyText(n ast.Node) string {
+	switch v := n.(type) {
+	case nil:
+		return ""
+	case *ast.MappingKeyNode:
+		return keyText(v.Value)
+	case *ast.TagNode:
+		return keyText(v.Value)
+	case *ast.AnchorNode:
+		return keyText(v.Value)
+	}
+	if tk := n.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return ""
 }
 
 // errors sorts d's problems by position and adds the line for those past
