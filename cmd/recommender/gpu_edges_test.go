@@ -39,7 +39,7 @@ func TestGPUInvalidEdges(t *testing.T) {
 		// and (simulate) a cold start overflowing the recommended
 		// policy's lookahead: "lookahead: -1h33m32.709551616s must be >= 0".
 		{[]string{"--step-overhead", "9999h"}, "--step-overhead: 9999h0m0s is invalid (allowed: a duration >= 0 and below 10s)"},
-		{[]string{"--weight-load-rate", "100kB"}, "--weight-load-rate: 100000 is invalid (allowed: bytes per second that load the 16 GB of weights within a day"},
+		{[]string{"--weight-load-rate", "100kB"}, "--weight-load-rate: 1e+05 B/s is invalid (allowed: bytes per second that load the 16 GB of weights within a day"},
 		{[]string{"--image-pull", "2562047h"}, "--image-pull: 2562047h0m0s is invalid (allowed: a duration from 0 to 24h0m0s (a day))"},
 		// was: the --model error and then "--calibration: calibration
 		// fitted for llama-3.1-8b on 1 x h100-sxm, not  on 4 x h100-sxm".

@@ -110,7 +110,7 @@ func TestDurationBounds(t *testing.T) {
 		{func(c *Config) { c.RequestOverhead = 10 * time.Minute }, "request-overhead: 10m0s is invalid (allowed: a duration >= 0 and below 10m0s)"},
 		{func(c *Config) { c.ImagePull = 24*time.Hour + time.Second }, "image-pull: 24h0m1s is invalid (allowed: a duration from 0 to 24h0m0s (a day))"},
 		{func(c *Config) { c.WarmUp = 2562047 * time.Hour }, "warm-up: 2562047h0m0s is invalid"},
-		{func(c *Config) { c.WeightLoadBytesPerSecond = 1e5 }, "weight-load-rate: 100000 is invalid (allowed: bytes per second that load the 16 GB of weights within a day (1.852e+05 B/s or more; this one takes 1.6e+05 s))"},
+		{func(c *Config) { c.WeightLoadBytesPerSecond = 1e5 }, "weight-load-rate: 1e+05 B/s is invalid (allowed: bytes per second that load the 16 GB of weights within a day (1.852e+05 B/s or more; this one takes 1.6e+05 s))"},
 	} {
 		c := DefaultConfig()
 		tc.set(&c)

@@ -176,7 +176,7 @@ func build(cfg Config, checkStep bool) (*Replica, error) {
 
 	r.weightLoadSecs = r.weightsBytes / cfg.WeightLoadBytesPerSecond
 	if r.weightLoadSecs > MaxColdStartPart.Seconds() {
-		return nil, &FieldError{Field: "weight-load-rate", Value: fmt.Sprint(cfg.WeightLoadBytesPerSecond),
+		return nil, &FieldError{Field: "weight-load-rate", Value: fmt.Sprintf("%.4g B/s", cfg.WeightLoadBytesPerSecond),
 			Allowed: fmt.Sprintf("bytes per second that load the %.4g GB of weights within a day (%.4g B/s or more; this one takes %.4g s)", r.weightsBytes/1e9, r.weightsBytes/MaxColdStartPart.Seconds(), r.weightLoadSecs)}
 	}
 	r.coldStartSeconds = cfg.ImagePull.Seconds() + r.weightLoadSecs + cfg.WarmUp.Seconds()
