@@ -65,8 +65,8 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.Finalists < 1 {
 		return invalidf("--finalists %d: want at least 1", c.Finalists)
 	}
-	if c.Workers < 0 {
-		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
+	if err := checkWorkers(c.Workers); err != nil {
+		return err
 	}
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
@@ -462,4 +462,18 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteText(e.stdout, src.Name)
+}
+
+// maxWorkers bounds --workers: each replay running at once holds its own
+// state, so replays beyond the cores hold more memory and finish no sooner
+// (--workers 2000000000 asked for 32 GB before the first replay).
+const maxWorkers = 1024
+
+// checkWorkers is --workers' rule, tune's and tune --shard's: 0 (the number
+// of cores) to maxWorkers.
+func checkWorkers(n int) error {
+	if n < 0 || n > maxWorkers {
+		return invalidf("--workers %d: want 0 to %d replays at once (0: the number of cores; more than the cores only hold more memory)", n, maxWorkers)
+	}
+	return nil
 }

@@ -101,8 +101,8 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Workers < 0 {
-		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
+	if err := checkWorkers(c.Workers); err != nil {
+		return err
 	}
 	// Checked as backtest checks it: 0 is no limit (promql.ClientConfig),
 	// and a hung Prometheus would hang the shard's Job for good (the

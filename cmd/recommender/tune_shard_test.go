@@ -92,7 +92,8 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--pd"}, "--pd does not go with --shard"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
 		// Checked as tune on a trace checks it (the shard ran on one core).
-		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want >= 0 (0: the number of cores)"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want 0 to 1024 replays at once (0: the number of cores"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers", "5000"}, "--workers 5000: want 0 to 1024"},
 		// Bounded as backtest bounds it: 0 was taken as no limit, and a hung
 		// Prometheus held the shard for good; -5s and 100h were taken too.
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout", "0s"}, "--query-timeout 0s"},

@@ -97,7 +97,11 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "--trace", "reference", "--prometheus-url", "http://127.0.0.1:1"}, "one source"},
 		{[]string{"tune", "--trace", "nope.csv"}, "--trace"},
 		{[]string{"tune", "--trace", "reference", "--finalists", "0"}, "--finalists 0: want at least 1"},
-		{[]string{"tune", "--trace", "reference", "--workers=-1"}, "--workers -1: want >= 0"},
+		{[]string{"tune", "--trace", "reference", "--workers=-1"}, "--workers -1: want 0 to 1024 replays at once"},
+		// A worker count past any machine's cores was taken: 2e9 workers
+		// asked for 32 GB up front and died in a runtime OOM dump.
+		{[]string{"tune", "--trace", "reference", "--workers", "2000000000"}, "--workers 2000000000: want 0 to 1024 replays at once"},
+		{[]string{"tune", "--trace", "reference", "--workers", "1025"}, "--workers 1025: want 0 to 1024"},
 		{[]string{"fleet", "--max", "0"}, "--max 0: want 1..1000"},
 		{[]string{"fleet", "--max", "1001"}, "--max 1001: want 1..1000"},
 		{[]string{"fleet", "--max", "2", "--replicas", "3"}, "--replicas must be 0..--max (2), got 3"},

@@ -89,6 +89,7 @@ func (t *tally) finished(progress func(done, total int)) {
 // the jobs after its first error. The errors, joined, each message once
 // (workers replaying one bad setting fail alike).
 func runPool[J any](workers int, jobs []J, do func(J) error) error {
+	workers = min(workers, len(jobs)) // a worker without a job would only hold memory
 	ch := make(chan J)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
