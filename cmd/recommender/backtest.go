@@ -634,6 +634,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	if res.policy != nil {
 		pols = append([]replay.Policy{*res.policy}, pols...)
 	}
+	if err := needsFlag(e.given, "calibrate-window", c.Calibrate != "", "--calibrate FILE (it is the window of the fit's per-pod means)"); err != nil {
+		return err
+	}
 	var calGrid backtest.Grid
 	if c.Calibrate != "" {
 		if c.Calibration != "" {

@@ -33,6 +33,8 @@ func TestBacktestBadInput(t *testing.T) {
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--policy", "queue:zero"}, "--policy #1"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--replicas-query", "sum("}, "--replicas-query"},
 		{[]string{"backtest", "--config", "x.yaml", "--prometheus-url", "http://127.0.0.1:1"}, "not both"},
+		// Without --calibrate it was ignored, whatever it said (0s too).
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--calibrate-window", "5m"}, "--calibrate-window needs --calibrate FILE"},
 		// -p as simulate's.
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "--policy #1"},
 		{[]string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "queue:zero"},
