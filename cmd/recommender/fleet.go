@@ -40,7 +40,7 @@ type FleetCmd struct {
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
 	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, >= 0 (0: the replica model's cold start, 91s for the reference)."`
 	Follow       string        `name:"follow" placeholder:"URL" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
-	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
+	Target       string        `name:"target" default:"chat" help:"The target label to follow (needs --follow)."`
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
@@ -82,6 +82,9 @@ func (c *FleetCmd) Run(e *env) error {
 		}
 	}
 	if err := needsFlag(e.given, "follow-every", c.Follow != "", "--follow"); err != nil {
+		return err
+	}
+	if err := needsFlag(e.given, "target", c.Follow != "", "--follow (it names the target whose infscale_desired_replicas to follow)"); err != nil {
 		return err
 	}
 	if c.Follow != "" {

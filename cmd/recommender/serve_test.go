@@ -107,6 +107,8 @@ func TestFleetBadTimingAndFollow(t *testing.T) {
 		{[]string{"--follow-every=-1s"}, "--follow-every -1s: want 100ms to 1h"},
 		{[]string{"--follow-every", "2h"}, "--follow-every 2h: want 100ms to 1h"},
 		{[]string{"--follow-every", "10s"}, "--follow-every needs --follow"},
+		// --target without --follow started a fleet that followed nothing.
+		{[]string{"--target", "chat"}, "--target needs --follow"},
 		{[]string{"--status", "1ns"}, "--status 1ns: want 100ms to 1h (or 0 for never"},
 		{[]string{"--status=-5s"}, "--status -5s: want 100ms to 1h"},
 		{[]string{"--cold-start=-1s"}, "--cold-start -1s: want a duration >= 0"},
