@@ -30,6 +30,13 @@ const (
 	maxTargetNameLength = 128
 )
 
+// MaxWindow bounds a ttft or queuewait metric's window (at least 1m): a
+// quantile over more than an hour answers a load change long after a
+// scaler could act on it, embedded mode keeps each replica's histogram of
+// every scrape within the window (window: 1000d grew without bound for
+// years), and the runaway guard's settle is at least the window.
+const MaxWindow = time.Hour
+
 // MinInterval and MaxInterval bound interval, the decision period (the
 // HPA syncs every 15 s): below 1 s a cycle cannot read its targets; beyond
 // 1 h the stabilization windows (5 min by default) and rate-limit periods

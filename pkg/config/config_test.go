@@ -165,8 +165,10 @@ func TestBadFiles(t *testing.T) {
 		// Line 7: "  - {type: queue, target: 24, window: " is 38 characters; line 8
 		// "  - {type: ttft, target: 2s, window: " 37.
 		"window.bad.yaml": {
-			"window.bad.yaml:7:39: targets[0].metrics[0].window: applies to ttft and queuewait only",
-			"window.bad.yaml:8:38: targets[0].metrics[1].window: must be at least 1m",
+			"window.bad.yaml:8:39: targets[0].metrics[0].window: applies to ttft and queuewait only",
+			"window.bad.yaml:9:38: targets[0].metrics[1].window: must be at least 1m",
+			// "  - {type: queuewait, target: 400ms, window: " is 45 characters.
+			"window.bad.yaml:10:46: targets[0].metrics[2].window: must be at most 1h (a quantile over a longer window answers a load change long after it could be scaled on; embedded mode keeps every scrape's histogram within it), got 1000d",
 		},
 		// Line 5 "  metrics: [{type: " is 19 characters; line 9 "  metrics:
 		// [{type: demand, target: 0.8, query: " 47; line 10 "  replica:
@@ -593,5 +595,19 @@ func TestServeKubeExampleRBAC(t *testing.T) {
 		if !strings.Contains(h, s) {
 			t.Errorf("%s header %q does not say %q", path, h, s)
 		}
+	}
+}
+
+// TestWindowBound: a ttft or queuewait window of 1h (MaxWindow) loads, one
+// minute more is refused at the window's position ("  metrics: [{type:
+// ttft, target: 2s, window: " is 45 characters).
+func TestWindowBound(t *testing.T) {
+	const doc = "targets:\n- name: chat\n  scrape: [http://10.0.0.5:8000/metrics]\n  metrics: [{type: ttft, target: 2s, window: %s}]\n  maxReplicaCount: 4\n"
+	if _, err := Parse(fmt.Appendf(nil, doc, "1h"), "w.yaml"); err != nil {
+		t.Errorf("window 1h: %v", err)
+	}
+	_, err := Parse(fmt.Appendf(nil, doc, "61m"), "w.yaml")
+	if want := "w.yaml:4:46: targets[0].metrics[0].window: must be at most 1h"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("window 61m: %v, want prefix %q", err, want)
 	}
 }

@@ -433,6 +433,8 @@ func (v *validator) metric(p string, m *Metric) {
 		v.at(p+".window", "applies to ttft and queuewait only (cpu uses a fixed 2m rate window, demand 1m)")
 	} else if m.Window < 0 || (v.present(p+".window") && time.Duration(m.Window) < time.Minute) {
 		v.at(p+".window", "must be at least 1m (four scrape intervals of 15s), got %s", m.Window)
+	} else if time.Duration(m.Window) > MaxWindow {
+		v.at(p+".window", "must be at most %s (a quantile over a longer window answers a load change long after it could be scaled on; embedded mode keeps every scrape's histogram within it), got %s", model.Duration(MaxWindow), m.Window)
 	}
 	if m.Query != "" {
 		v.query(p+".query", m.Query)
