@@ -543,6 +543,11 @@ func TestHoldAndRampBound(t *testing.T) {
 		"  hold: {}\n":               "h.yaml:6:9: targets[0].hold: break_even is required",
 		"  ramp_bound: 0.26\n":       "h.yaml:6:15: targets[0].ramp_bound: 0.26: bounds the demand metric's projection over the lookahead; it needs a demand metric and a lookahead > 0",
 		"  ramp_bound: lots\n":       "h.yaml:6:15: targets[0].ramp_bound:",
+		// A year is the guard's bound, as settle= and drain= have in policy
+		// strings; 99999h loaded and held every scale-up for 11 years.
+		// "  guard: {settle: 1h, drain: " is 29 characters.
+		"  guard: {settle: 8761h}\n":             "h.yaml:6:19: targets[0].guard.settle: 8761h0m0s: at most 8760h0m0s (a year;",
+		"  guard: {settle: 1h, drain: 99999h}\n": "h.yaml:6:30: targets[0].guard.drain: 99999h0m0s: at most 8760h0m0s (a year;",
 	} {
 		_, err := Parse([]byte(base+extra), "h.yaml")
 		if err == nil || !strings.Contains(err.Error(), want) {

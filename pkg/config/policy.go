@@ -59,7 +59,9 @@ func (t *Target) policy() recommend.Policy {
 	}
 	g := recommend.Guard{Drain: recommend.DefaultDrain, Settle: recommend.DefaultSettle}
 	for _, m := range t.Metrics {
-		if m.Type.Seconds() && m.Window > 0 { // ttft, queuewait
+		// ttft, queuewait; a window past MaxWindow is refused at its key,
+		// not again as the settle it would make.
+		if m.Type.Seconds() && m.Window > 0 && time.Duration(m.Window) <= MaxWindow {
 			g.Settle = max(g.Settle, time.Duration(m.Window)+recommend.DefaultDrain) // the quantile's window remembers the backlog era
 		}
 	}

@@ -106,7 +106,8 @@ func maxTargetText(maxTarget float64) string {
 // a target that is not finite and > 0 or above the signal's bound (kv
 // above 1); min < 0, max outside 1..2147483647, min > max; kv or cpu with
 // min 0 (at zero replicas there is no pod and so no sample to scale up
-// from); Zero without min 0; a negative lookahead or cooldown; a tolerance
+// from); Zero without min 0; a negative lookahead or cooldown; a guard
+// settle or drain below 0 or above a year; a tolerance
 // below 0 (down: from 1) or set both here and in behavior; bad behavior
 // fields (the HPA's own limits: periodSeconds 1..1800, value >= 1, window
 // 0..3600, selectPolicy Max|Min|Disabled, a down tolerance below 1); a bad
@@ -214,11 +215,20 @@ func (p *Policy) Validate() error {
 		// The hold's memory, DipHorizon break-evens, overflowed time.Duration.
 		errs.add("hold.break_even", "%v: at most %v (a year; the replays' bound too)", p.Hold.BreakEven, maxBreakEven)
 	}
-	if p.Guard != nil && p.Guard.Settle < 0 {
-		errs.add("guard.settle", "%v must be >= 0", p.Guard.Settle)
-	}
-	if p.Guard != nil && p.Guard.Drain < 0 {
-		errs.add("guard.drain", "%v must be >= 0", p.Guard.Drain)
+	if p.Guard != nil {
+		for _, f := range []struct {
+			name string
+			d    time.Duration
+		}{{"settle", p.Guard.Settle}, {"drain", p.Guard.Drain}} {
+			switch {
+			case f.d < 0:
+				errs.add("guard."+f.name, "%v must be >= 0", f.d)
+			case f.d > maxGuardSpan:
+				// settle: 99999h held every guarded metric at the
+				// replicas asked for, 11 years after each scale-up.
+				errs.add("guard."+f.name, "%v: at most %v (a year; the replays' bound too; the guard holds a scale-up this long after the replicas asked for serve)", f.d, maxGuardSpan)
+			}
+		}
 	}
 	if p.Zero != nil {
 		if p.Min != 0 {
@@ -353,6 +363,10 @@ const maxRampBound = 10
 // maxBreakEven bounds Hold.BreakEven (a year): the hold remembers
 // DipHorizon of them, which past 29 years overflows a time.Duration.
 const maxBreakEven = 365 * 24 * time.Hour
+
+// maxGuardSpan bounds Guard.Settle and Guard.Drain: a year,
+// replay.ParsePolicy's bound of settle= and drain=.
+const maxGuardSpan = 365 * 24 * time.Hour
 
 // maxLookahead bounds Policy.Lookahead: a year, replay.ParsePolicy's bound
 // of lookahead=.
