@@ -93,6 +93,11 @@ func parseShaped(spec string, seed uint64) (src Source, ok bool, err error) {
 			if err == nil && !(s.PeakHour >= 0 && s.PeakHour <= 24) {
 				err = fmt.Errorf("synthetic diurnal: peakhour=%g: want an hour 0..24", s.PeakHour)
 			}
+			if err == nil && s.Trough > s.Peak {
+				// trough=40,peak=30 replayed a cycle whose "peak" hour
+				// was its quietest.
+				err = fmt.Errorf("synthetic diurnal: trough=%g is above peak=%g: want trough <= peak (req/s at peakhour - 12h and at peakhour; move peakhour to move the peak)", s.Trough, s.Peak)
+			}
 		}()
 	default:
 		return Source{}, false, nil

@@ -421,8 +421,11 @@ func TestStepAndDiurnal(t *testing.T) {
 		"synthetic:step,at=2h":          "not before duration",
 		"synthetic:step,high=-1":        "field 2 high",
 		"synthetic:diurnal,peakhour=30": "peakhour=30",
-		"synthetic:diurnal,rate=3":      "unknown key",
-		"synthetic:square":              "poisson, step, diurnal or onoff",
+		// Inverted, the "peak" hour was the quietest; trough=10,peak=10
+		// (flat, above) stays valid.
+		"synthetic:diurnal,trough=40,peak=30": "synthetic diurnal: trough=40 is above peak=30: want trough <= peak",
+		"synthetic:diurnal,rate=3":            "unknown key",
+		"synthetic:square":                    "poisson, step, diurnal or onoff",
 	} {
 		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", spec, err, want)
