@@ -17,8 +17,8 @@ import (
 // these; a FIFO password_file blocked serve's first query, and its SIGTERM,
 // for ever, a directory or a CA file that is no certificate failed every
 // query or the start. Each is refused naming the key, the file and what
-// to give; a missing file passes (a Secret not mounted where the check
-// runs); Parse (text only, the chart's tests) does not open them.
+// to give; a missing file passes with a warning (a Secret not mounted where
+// the check runs); Parse (text only, the chart's tests) does not open them.
 func TestClientFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "password.fifo")
@@ -51,7 +51,14 @@ func TestClientFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { _, err := Load(path); done <- err }()
+		var warnings []Error
+		go func() {
+			f, err := Load(path)
+			if f != nil {
+				warnings = f.Warnings
+			}
+			done <- err
+		}()
 		var err error
 		select {
 		case err = <-done:
@@ -64,6 +71,11 @@ func TestClientFiles(t *testing.T) {
 			t.Errorf("%s: err = %v, want valid", tc.client, err)
 		case tc.want != "" && (!errors.As(err, &es) || !strings.Contains(err.Error(), tc.line) || !strings.HasSuffix(err.Error(), ": "+tc.want)):
 			t.Errorf("err = %v\nwant %q COL: %q", err, tc.line, tc.want)
+		}
+		// A missing file is said: every query fails until it is there.
+		if missing := strings.Contains(tc.client, "missing"); missing != (len(warnings) == 1) ||
+			missing && !strings.Contains(warnings[0].Error(), "does not exist here: every query to Prometheus fails until it does") {
+			t.Errorf("%s: warnings %v, want one saying the file does not exist: %v", tc.client, warnings, missing)
 		}
 		if tc.want != "" {
 			if _, err := Parse([]byte(body), "c.yaml"); err != nil {

@@ -232,8 +232,9 @@ const MaxClientFileSize = 16 << 20
 // blocked serve, and its shutdown, at the first query; a directory failed
 // every query while --check-config said valid), and the TLS files must
 // load (Prometheus's client loads them when serve starts). A file that
-// does not exist passes: --check-config runs where the pod's Secrets are
-// not mounted; serve logs it at each failed query. Relative paths are
+// does not exist is a warning (File.Warnings), not an error:
+// --check-config runs where the pod's Secrets are not mounted, and a file
+// written after serve starts (a secrets agent) is read at the next query. Relative paths are
 // relative to serve's working directory, as the client reads them.
 func (v *validator) clientFiles() {
 	hc := &v.cfg.Prometheus.HTTPClientConfig
@@ -265,7 +266,11 @@ func (v *validator) clientFiles() {
 		fh, err := boundedfile.Open(f.path, MaxClientFileSize, "a credential or TLS file", "want a file (a Secret mounted as a volume is one)")
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			ok = false // not mounted here: nothing to check
+			// Not mounted here (--check-config where the pod's
+			// Secrets are not): loaded, and said, since serve started
+			// so fails every query until the file is there.
+			v.warn(f.key, "%s does not exist here: every query to Prometheus fails until it does (a Secret not mounted, or a typo in the path)", f.path)
+			ok = false
 			continue
 		case err != nil:
 			var pe *fs.PathError
