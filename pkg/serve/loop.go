@@ -234,9 +234,10 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	// writes before the cycle's reads of t.run).
 	var g errgroup.Group
 	g.SetLimit(restoreParallel)
-	for _, t := range fresh {
+	var down unreached
+	for i, t := range fresh {
 		g.Go(func() error {
-			l.restoreLogged(ctx, t)
+			l.restoreLogged(ctx, t, i, &down)
 			t.restoring.Store(false)
 			l.restoring.Add(-1)
 			l.gen.Add(1) // Recent shows it from now
@@ -244,6 +245,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 		})
 	}
 	_ = g.Wait()
+	down.log(l.log)
 	l.tuning.setTargets(next, l.period())
 	return nil
 }
@@ -367,14 +369,16 @@ func (l *Loop) deciding(targets []*target) []*target {
 const restoreParallel = 8
 
 // restoreLogged restores t (restore) and logs and counts a failure.
-func (l *Loop) restoreLogged(ctx context.Context, t *target) {
+func (l *Loop) restoreLogged(ctx context.Context, t *target, i int, down *unreached) {
 	if err := l.restore(ctx, t); errors.Is(err, context.Canceled) {
 		l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
 	} else if rb, ok := errors.AsType[*rebuildError](err); ok {
 		// Prometheus down or failing at startup is a failed read, not
 		// a refused state file: counted under the query's reason.
 		l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
-		l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
+		if !down.add(i, t.key, rb.err) {
+			l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
+		}
 	} else if err != nil {
 		l.fileNotRestored(t, err, false)
 	}
@@ -1262,6 +1266,57 @@ func (l *Loop) logReads(now time.Time) {
 		}
 		args = append(args, "failed_for", now.Sub(longest.since).Round(time.Second), "failed_cycles", longest.cycles)
 		l.log.Info("signal read again", args...)
+	}
+}
+
+// unreached gathers the targets whose state rebuild failed on one
+// transport cause (transportCause: Prometheus unreachable at startup), to
+// be said in one line per cause after the restores: one per target was
+// as many lines as targets, each with the same DNS error. Safe for
+// concurrent use.
+type unreached struct {
+	mu     sync.Mutex
+	order  []string
+	causes map[string][]unreachedTarget
+}
+
+// unreachedTarget is a target key and its place in the config.
+type unreachedTarget struct {
+	i   int
+	key string
+}
+
+// add records the rebuild error err of target, the i-th restored, when it
+// has a transport cause, and reports whether it did (else the caller logs
+// it on its own).
+func (u *unreached) add(i int, target string, err error) bool {
+	c := transportCause(err)
+	if c == "" {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.causes == nil {
+		u.causes = map[string][]unreachedTarget{}
+	}
+	if _, ok := u.causes[c]; !ok {
+		u.order = append(u.order, c)
+	}
+	u.causes[c] = append(u.causes[c], unreachedTarget{i, target})
+	return true
+}
+
+// log says each cause once: the first target in the config, how many,
+// the cause.
+func (u *unreached) log(lg *slog.Logger) {
+	for _, c := range u.order {
+		ts := u.causes[c]
+		first := slices.MinFunc(ts, func(a, b unreachedTarget) int { return a.i - b.i })
+		args := []any{"target", first.key}
+		if len(ts) > 1 {
+			args = append(args, "targets", len(ts))
+		}
+		lg.Warn("state not rebuilt from Prometheus; starting fresh", append(args, "err", c)...)
 	}
 }
 

@@ -155,6 +155,41 @@ func TestRebuildFailureCountedAsRead(t *testing.T) {
 	}
 }
 
+// TestRebuildUnreachableOneLine: Prometheus's port refuses connections at
+// startup, so both targets' rebuilds fail on one cause: one WARN line names
+// the first target of the config (chat), targets=2 and the cause without
+// the query; each target's failure is still counted (unavailable). It was
+// a line per target (200 for 200 targets), each with the same error.
+func TestRebuildUnreachableOneLine(t *testing.T) {
+	prom := httptest.NewServer(http.NotFoundHandler())
+	addr := prom.URL
+	prom.Close() // nothing listens there now: connection refused
+	c, err := promql.NewClient(promql.ClientConfig{URL: addr, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: m, Interval: 15 * time.Second,
+		Now: func() time.Time { return t0 }, Rebuild: (&Rebuilder{API: c, Step: 15 * time.Second}).Rebuild, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat", "other"} {
+		if got := queryErrors(m, name, "unavailable"); got != 1 {
+			t.Errorf("%s: query_errors_total{reason=unavailable} = %v, want 1", name, got)
+		}
+	}
+	want := `level=WARN msg="state not rebuilt from Prometheus; starting fresh" target=chat targets=2 err="Post ` + addr + `: dial tcp ` + strings.TrimPrefix(addr, "http://") + `: connect: connection refused"`
+	if got := logs.String(); strings.Count(got, "state not rebuilt") != 1 || !strings.Contains(got, want) {
+		t.Errorf("log:\n%s\nwant one line %s", got, want)
+	}
+}
+
 // hangingRange is a Prometheus that accepts every range query and never
 // answers: each returns when its context ends.
 type hangingRange struct{ fakeRange }
