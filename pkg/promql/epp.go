@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0) or <the twin's, likewise>)    (Target.FlowControlHeld)
 //	                      or (0 * group({__name__=~"<saturation twins>"}) and on () (group(last_over_time(flow_control_queue_size[L])) or <the twin's>))
+//	                      or -1 * group({__name__=~"<saturation twins>"})    (flowQueueGone: an error wrapping ErrFlowQueueGone)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(sum by (instance) (max without (<HA labels>) (rate(request_total[w]))) or <the twin's, likewise>), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
@@ -123,10 +125,17 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		for _, n := range f.FlowQueue.Names() {
 			seen = append(seen, aggregate(parser.GROUP, false, nil, call("last_over_time", rangeOf(selector(n, b.sel), t.flowQueueLookback()))))
 		}
-		idle := binary(parser.LAND,
-			binary(parser.MUL, number(0), aggregate(parser.GROUP, false, nil, namesSelector(f.Saturation.Names(), b.sel)), nil),
-			orChain(seen), []string{})
-		out[Held] = binary(parser.LOR, aggregate(parser.SUM, false, nil, orChain(flows)), idle, nil)
+		saturation := func() parser.Expr {
+			return aggregate(parser.GROUP, false, nil, namesSelector(f.Saturation.Names(), b.sel))
+		}
+		idle := binary(parser.LAND, binary(parser.MUL, number(0), saturation(), nil), orChain(seen), []string{})
+		// The saturation without any queue series within the lookback
+		// reads flowQueueGone, a marker the evaluator turns into an error
+		// wrapping ErrFlowQueueGone (flowHeldHint): serve tells it from no
+		// saturation at all (flow control off, the EPP not scraped) and
+		// carries a pool idle at zero through it (docs/llm-d.md).
+		gone := binary(parser.MUL, number(flowQueueGone), saturation(), nil)
+		out[Held] = orChain([]parser.Expr{aggregate(parser.SUM, false, nil, orChain(flows)), idle, gone})
 	}
 	// A counter's name is chosen per EPP replica (its scrape's instance),
 	// as embedded mode takes each page's own family: during a rollout of
@@ -195,23 +204,57 @@ func (t Target) flowQueueLookback() time.Duration {
 	return t.FlowQueueLookback
 }
 
+// flowQueueGone is the value of Held's last branch (the flow controller's
+// saturation present, no flow-control queue series under the selector now
+// nor within the lookback): no count of requests (held is a sum of
+// clamped gauges, >= 0), so it cannot be read as one.
+const flowQueueGone = -1
+
+// ErrFlowQueueGone is wrapped by the error of Held of a target reading the
+// flow-control queue (server epp, zero.flow_control) when the flow
+// controller's saturation is under the selector and no queue series is,
+// now or within the lookback (Target.FlowQueueLookback): held unknown
+// (ReasonEmpty), which serve reads as 0 only for a pool it saw idle at
+// zero with held known 0 (docs/llm-d.md, "Scale from zero on the
+// flow-control queue"). Without the saturation the error does not wrap it.
+var ErrFlowQueueGone = errors.New("flow-control saturation without a queue series within the lookback")
+
+// negativeValue is the error of a query that answered a value below 0
+// (branchValues.single): every signal is a count, a rate, a fraction or a
+// duration.
+type negativeValue float64
+
+func (v negativeValue) Error() string { return fmt.Sprintf("negative value %v", float64(v)) }
+
 // flowHeldHint says what to do when Held of a target reading the
-// flow-control queue found no series: no queue series now, and none within
-// the lookback beside the saturation (or no saturation: flow control off).
-// "no series" alone named nothing. Held stays unknown.
+// flow-control queue is unknown for want of series: the saturation without
+// a queue series within the lookback (the flowQueueGone marker: an error
+// wrapping ErrFlowQueueGone), or no saturation either (flow control off,
+// the EPP not scraped under the selector). "no series" alone named
+// nothing. Held stays unknown, ReasonEmpty both.
 func flowHeldHint(tg Target, errs map[Signal]error) {
 	if tg.Server != modelserver.EPP || !tg.FlowControlHeld || tg.Held != "" {
 		return
 	}
 	qe, ok := errs[Held].(*QueryError)
-	if _, own := tg.Overrides[Held]; own || !ok || qe.Reason != ReasonEmpty {
+	if _, own := tg.Overrides[Held]; own || !ok {
 		return
 	}
 	f := modelserver.EPPFamilies()
-	l := tg.flowQueueLookback()
-	errs[Held] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
-		"%w: no flow-control queue series (%s or %s) under the selector now, nor any in the last %s to show that the flow controller's saturation (%s or %s) without one is no request held: "+
-			"is the flowControl feature gate on, and does the scrape keep the queue family (a metric_relabel_configs drop of it leaves held unknown; read as 0, a pool at zero would never wake)? "+
-			"An EPP restarted with no request since, or a pool idle for longer than %s, reads unknown until its next request writes the series",
-		qe.Err, f.FlowQueue.Current, f.FlowQueue.Deprecated, model.Duration(l), f.Saturation.Current, f.Saturation.Deprecated, model.Duration(l))}
+	l := model.Duration(tg.flowQueueLookback())
+	var nv negativeValue
+	switch {
+	case qe.Reason == ReasonNaN && errors.As(qe.Err, &nv) && nv == flowQueueGone:
+		errs[Held] = &QueryError{Reason: ReasonEmpty, Query: qe.Query, Err: fmt.Errorf(
+			"%w: the flow controller's saturation (%s or %s) is under the selector, but no flow-control queue series (%s or %s) is, now or in the last %s, to show that it is no request held: "+
+				"a pool idle for longer than %s (the router deletes an idle flow's series) or an EPP restarted with no request since reads unknown until its next request writes the series "+
+				"(serve reads 0 at zero replicas when its last decision there read held known 0: docs/llm-d.md); "+
+				"else, does the scrape keep the queue family (a metric_relabel_configs drop of it leaves held unknown; read as 0, a pool at zero would never wake)?",
+			ErrFlowQueueGone, f.Saturation.Current, f.Saturation.Deprecated, f.FlowQueue.Current, f.FlowQueue.Deprecated, l, l)}
+	case qe.Reason == ReasonEmpty:
+		errs[Held] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+			"%w: no flow-control queue series (%s or %s) under the selector, nor the flow controller's saturation (%s or %s): "+
+				"is the flowControl feature gate on, and is the EPP scraped under this selector?",
+			qe.Err, f.FlowQueue.Current, f.FlowQueue.Deprecated, f.Saturation.Current, f.Saturation.Deprecated)}
+	}
 }

@@ -690,7 +690,7 @@ func (b *branchValues) single(q string) (float64, error) {
 		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("value %v", v)}
 	}
 	if v < 0 { // every signal is a count, a rate, a fraction or a duration
-		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("negative value %v", v)}
+		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: negativeValue(v)}
 	}
 	return v, nil
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/infscale/infscale/internal/epptest"
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -556,9 +558,10 @@ func TestEPPHeldNeverQueuedPrometheus(t *testing.T) {
 	prom.WaitFor(t, `llm_d_epp_flow_control_pool_saturation{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 })
 	now := time.Now()
 	r := ps.Read(t.Context(), []*config.Target{&pc.Targets[0]}, now)[0]
-	want := "no series: no flow-control queue series (llm_d_epp_flow_control_queue_size or inference_extension_flow_control_queue_size) under the selector now, nor any in the last 25m to show that the flow controller's saturation (llm_d_epp_flow_control_pool_saturation or inference_extension_flow_control_pool_saturation) without one is no request held: is the flowControl feature gate on, and does the scrape keep the queue family"
-	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || r.Errors[0].Signal != "held" || r.Errors[0].Reason != "empty" || !strings.Contains(r.Errors[0].Err.Error(), want) {
-		t.Fatalf("no queue series ever: held %v errors %v; want unknown, one held error (empty) with %q", r.Obs.Held, r.Errors, want)
+	want := "the flow controller's saturation (llm_d_epp_flow_control_pool_saturation or inference_extension_flow_control_pool_saturation) is under the selector, but no flow-control queue series (llm_d_epp_flow_control_queue_size or inference_extension_flow_control_queue_size) is, now or in the last 25m"
+	if !math.IsNaN(r.Obs.Held) || len(r.Errors) != 1 || r.Errors[0].Signal != "held" || r.Errors[0].Reason != "empty" || !errors.Is(r.Errors[0].Err, promql.ErrFlowQueueGone) ||
+		!strings.Contains(r.Errors[0].Err.Error(), want) || !strings.Contains(r.Errors[0].Err.Error(), "does the scrape keep the queue family") {
+		t.Fatalf("no queue series ever: held %v errors %v; want unknown, one held error (empty, ErrFlowQueueGone) with %q", r.Obs.Held, r.Errors, want)
 	}
 	if d := idleDecision(t, &pc.Targets[0], r.Obs, now); d.Desired != 1 {
 		t.Errorf("held unknown: desired %d (%s), want 1 (unknown activity is not idleness)", d.Desired, d.Reason)
