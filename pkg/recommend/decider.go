@@ -185,6 +185,7 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 		p.recordEvent(trial, l.Desired, hold, now)
 		trial.LastDesired, trial.LastAt, trial.Coming = hold, now, 0
 	}
+	heldZero(trial, r, now)
 	l.remember(trial)
 	l.State, *trial = *trial, l.State
 	l.Desired, l.HasDesired = d.Desired, true
@@ -351,4 +352,16 @@ func copyState(dst State, src *State) State {
 	dst.ScaleDownEvents = append(dn, src.ScaleDownEvents...)
 	dst.Demand = append(dm, src.Demand...)
 	return dst
+}
+
+// heldZero keeps st.HeldZeroAt from a decision's reading r at now: now
+// when r reads current 0 and held 0, zero when it reads current above 0 or
+// held above 0, kept otherwise (current not read, held unknown at zero).
+func heldZero(st *State, r Reading, now time.Time) {
+	switch {
+	case r.CurrentKnown && r.Obs.Current > 0 || r.Obs.Held > 0:
+		st.HeldZeroAt = time.Time{}
+	case r.CurrentKnown && r.Obs.Current == 0 && r.Obs.Held == 0:
+		st.HeldZeroAt = now
+	}
 }

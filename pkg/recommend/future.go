@@ -47,6 +47,9 @@ func dropFuture(st *State, now time.Time) {
 	if st.LastActive.After(now) {
 		st.LastActive = now
 	}
+	if st.HeldZeroAt.After(now) {
+		st.HeldZeroAt = now
+	}
 }
 
 // dropAfter keeps the entries of s dated at or before now, in order,

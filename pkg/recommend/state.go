@@ -17,8 +17,8 @@ const zeroTime = "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC33
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
 // whose floor is above its from (or back above from), an open dip or its
 // lows after last_at, more than MaxRamps
-// ramps or a ramp whose seen is below its rate, and a decision's history
-// without last_at. Each error names the
+// ramps or a ramp whose seen is below its rate, held_zero_at after
+// last_at, and a decision's history without last_at. Each error names the
 // field by its JSON path, e.g. "scale_up_events[0].change: -100 must be in
 // 1..2147483647".
 func (s *State) Validate() error {
@@ -156,6 +156,10 @@ func (s *State) Validate() error {
 			}
 		}
 	}
+	// held_zero_at is set at a decision (Decider), never after the last.
+	if !s.LastAt.IsZero() && s.HeldZeroAt.After(s.LastAt) {
+		errs.add("held_zero_at", "%s is after last_at %s (it is set at a decision)", s.HeldZeroAt.Format(time.RFC3339Nano), s.LastAt.Format(time.RFC3339Nano))
+	}
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	count("inherited", s.Inherited)
@@ -190,6 +194,7 @@ func (s *State) history() []string {
 		{"inherited", s.Inherited > 0},
 		{"rate_peaks", len(s.RatePeaks) > 0},
 		{"ramps", len(s.Ramps) > 0},
+		{"held_zero_at", !s.HeldZeroAt.IsZero()},
 	} {
 		if f.set {
 			held = append(held, f.name)

@@ -89,6 +89,6 @@ func mapTimes(st recommend.State, at func(time.Time) time.Time) recommend.State 
 		each(len(c.Lows), func(i int) { c.Lows[i].At = at(c.Lows[i].At) })
 		st.OpenDip = &c
 	}
-	st.FirstSeen, st.LastActive, st.LastAt, st.ReadyAt = at(st.FirstSeen), at(st.LastActive), at(st.LastAt), at(st.ReadyAt)
+	st.FirstSeen, st.LastActive, st.LastAt, st.ReadyAt, st.HeldZeroAt = at(st.FirstSeen), at(st.LastActive), at(st.LastAt), at(st.ReadyAt), at(st.HeldZeroAt)
 	return st
 }
