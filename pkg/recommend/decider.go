@@ -354,14 +354,16 @@ func copyState(dst State, src *State) State {
 	return dst
 }
 
-// heldZero keeps st.HeldZeroAt from a decision's reading r at now: now
-// when r reads current 0 and held 0, zero when it reads current above 0 or
-// held above 0, kept otherwise (current not read, held unknown at zero).
+// heldZero keeps st.HeldZeroAt from a decision's reading r at now: zero
+// when r reads current above 0 or held above 0; now when r reads current
+// 0 and held 0 and it was zero (the first such decision of a stay at
+// zero); kept otherwise (current not read, held unknown at zero, or held 0
+// at zero again).
 func heldZero(st *State, r Reading, now time.Time) {
 	switch {
 	case r.CurrentKnown && r.Obs.Current > 0 || r.Obs.Held > 0:
 		st.HeldZeroAt = time.Time{}
-	case r.CurrentKnown && r.Obs.Current == 0 && r.Obs.Held == 0:
+	case st.HeldZeroAt.IsZero() && r.CurrentKnown && r.Obs.Current == 0 && r.Obs.Held == 0:
 		st.HeldZeroAt = now
 	}
 }

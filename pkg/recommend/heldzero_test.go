@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestDeciderHeldZeroAt: State.HeldZeroAt is the time of the last decision
-// that read current 0 (read) and held 0, kept while the decisions after it
-// read the pool at zero or not at all with held not above 0, cleared by a
-// current read above 0 or held above 0. No decision value depends on it.
+// TestDeciderHeldZeroAt: State.HeldZeroAt is the time of the first
+// decision of a stay at zero that read current 0 (read) and held 0, kept
+// while the decisions after it read the pool at zero or not at all with
+// held not above 0, cleared by a current read above 0 or held above 0. No decision value depends on it.
 // Cooldown 120 s, queue 4 a replica, min 0 (TestLoopNoDataHeldIsActivity's
 // policy).
 func TestDeciderHeldZeroAt(t *testing.T) {
@@ -37,13 +37,13 @@ func TestDeciderHeldZeroAt(t *testing.T) {
 		{2130, read(1, true, 0, 0), 0, "current 1 read, going to zero", 0},
 		// 2145: at zero, held known 0: set at 2145.
 		{2145, read(0, true, 0, 0), 2145, "current 0, held 0", 0},
-		// 2160: at zero, held 0 again: 2160.
-		{2160, read(0, true, 0, 0), 2160, "current 0, held 0 again", 0},
+		// 2160: at zero, held 0 again: kept, 2145.
+		{2160, read(0, true, 0, 0), 2145, "current 0, held 0 again", 0},
 		// 2175: at zero, held unknown (the queue series gone): kept; the
 		// decision holds the last desired 0 (no data).
-		{2175, read(0, true, nan, nan), 2160, "held unknown at zero", 0},
+		{2175, read(0, true, nan, nan), 2145, "held unknown at zero", 0},
 		// 2190: current not read, held unknown: kept.
-		{2190, read(0, false, nan, nan), 2160, "current not read", 0},
+		{2190, read(0, false, nan, nan), 2145, "current not read", 0},
 		// 2205: at zero, 3 held: activate 1 (ceil(3/4)); cleared.
 		{2205, read(0, true, 0, 3), 0, "held 3", 1},
 		// 2220: still at zero, held 0 (the request gone before a replica

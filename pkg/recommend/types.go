@@ -449,13 +449,13 @@ type State struct {
 	// signal under Hold, oldest first, with what the rate did after
 	// (ramp.go).
 	Ramps []Ramp `json:"ramps,omitempty"`
-	// HeldZeroAt is when a decision last read the target at zero replicas
-	// (current read, 0) with held known 0, while every decision since
-	// read it at zero or not at all and held not above 0 (Decider: set
-	// then, cleared by a current read above 0 or held above 0). Zero when
-	// none. serve reads it to carry held 0 for an EPP pool idle at zero
-	// whose flow-control queue series are gone (docs/llm-d.md); no
-	// decision reads it.
+	// HeldZeroAt is the first decision of the target's stay at zero that
+	// read it at zero replicas (current read, 0) with held known 0, every
+	// decision since having read it at zero or not at all, held not above
+	// 0 (Decider: cleared by a current read above 0 or held above 0).
+	// Zero when none. serve reads it to carry held 0 for an EPP pool idle
+	// at zero whose flow-control queue series are gone (docs/llm-d.md);
+	// no decision reads it.
 	HeldZeroAt time.Time `json:"held_zero_at,omitzero"`
 }
 

@@ -551,6 +551,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if rd.Duration > 0 {
 			l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		}
+		carried := carryHeldZero(t, rd) // before its error is counted
 		l.noteReads(now, t.key, rd.Errors)
 		if rd.Diagnosis != "" {
 			l.log.Warn("the target's reads found none of its server's series", "target", t.key, "why", rd.Diagnosis)
@@ -563,6 +564,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 				msg = "prometheus answered with warnings, some of the data it could not read: the signals of those answers are unknown (reason partial)"
 			}
 			l.scratch.warned = append(l.scratch.warned, warnEvent{target: t.key, msg: msg, warnings: rd.Warnings})
+		}
+		if carried != "" { // the record's, not Prometheus's: not logged as its warnings
+			rd.Warnings = append(slices.Clip(rd.Warnings), carried)
 		}
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)

@@ -368,7 +368,7 @@ func toPromTarget(t *config.Target) promql.Target {
 	if t.Zero != nil {
 		pt.Held, pt.FlowControlHeld = t.Zero.Held, t.Zero.FlowControl
 		if t.Zero.FlowControl {
-			pt.FlowQueueLookback = promql.FlowQueueLookbackFor(time.Duration(t.Zero.Cooldown))
+			pt.FlowQueueLookback = flowQueueLookback(t)
 		}
 	}
 	for _, m := range t.Metrics {

@@ -1,0 +1,61 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
+)
+
+// carryHeldZero reads held 0 for a pool idle at zero whose flow-control
+// queue series are gone, and returns the decision record's warning saying
+// so ("" when it does not apply). A pool reaches zero only through
+// idle-to-zero, which needs held known 0 (in Prometheus mode a queue
+// series within the lookback: the family is scraped); llm-d's router
+// deletes an idle flow's queue series, so a pool idle at zero for longer
+// than the lookback reads held unknown (promql.ErrFlowQueueGone) and,
+// held being the only signal at zero, no decision was valid: the
+// decisions-stale alert paged for a pool doing what it should. While it
+// stays at zero, the saturation without a queue series within the lookback
+// means no request since (any request writes its flow's series for 5 to 10
+// minutes), or a relabel drop of the queue family added while at zero: the
+// trade-off (that pool never woke before either, but the alert said so).
+//
+// It applies when rd reads current 0 (read), held's only error wraps
+// promql.ErrFlowQueueGone (the saturation is there: not a Prometheus
+// failure, flow control off, or an EPP not scraped), and t's stay at zero
+// began with a decision that read held known 0 (State.HeldZeroAt, kept by
+// the Decider and persisted with --state-dir). Then held is 0 and its
+// error is dropped: neither counted nor logged. Without HeldZeroAt (serve
+// started on a pool at zero already past the lookback, with no state or a
+// rebuilt one) the error stays.
+func carryHeldZero(t *target, rd *Reading) string {
+	since := t.run.State.HeldZeroAt
+	if since.IsZero() || !rd.CurrentKnown || rd.Obs.Current != 0 || !math.IsNaN(rd.Obs.Held) {
+		return ""
+	}
+	i := slices.IndexFunc(rd.Errors, func(e ReadError) bool { return e.Signal == promql.Held.String() })
+	if i < 0 || !errors.Is(rd.Errors[i].Err, promql.ErrFlowQueueGone) {
+		return ""
+	}
+	rd.Obs.Held = 0
+	rd.Errors = slices.Delete(slices.Clone(rd.Errors), i, i+1)
+	if len(rd.Errors) == 0 {
+		rd.Errors = nil
+	}
+	return fmt.Sprintf("held 0: no flow-control queue series within %s; carried from the known 0 at zero at %s",
+		model.Duration(flowQueueLookback(&t.cfg)), since.UTC().Format(time.RFC3339))
+}
+
+// flowQueueLookback is how far back the held query of a target reading
+// the flow-control queue (zero.flow_control) looks for a queue series:
+// promql.FlowQueueLookbackFor its cooldownPeriod.
+func flowQueueLookback(t *config.Target) time.Duration {
+	return promql.FlowQueueLookbackFor(time.Duration(t.Zero.Cooldown))
+}
