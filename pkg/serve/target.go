@@ -76,7 +76,8 @@ type Record struct {
 	Errors []string `json:"errors,omitempty"`
 	// Warnings are Prometheus's warnings on this cycle's queries of the
 	// target (the values came with them and were read), embedded mode's
-	// pages without a load sample, and a P/D pool read as the other role.
+	// pages without a load sample, a P/D pool read as the other role, and
+	// held 0 carried for an llm-d pool idle at zero (carryHeldZero).
 	Warnings []string `json:"warnings,omitempty"`
 	// Stuck is the number of replicas read as stuck engines this cycle (null
 	// when the source could not tell), and StuckReplicas their scrape URLs
