@@ -134,9 +134,15 @@ func TestHeldZeroCarried(t *testing.T) {
 			valid = valid || raw.Valid
 		}
 		errs, warns := strings.Join(r.Errors, "; "), strings.Join(r.Warnings, "; ")
-		if valid != w.valid || r.Desired != 0 || !strings.Contains(errs, w.errs) || (w.errs == "") != (errs == "") || warns != w.warning || queryErrors(m, "chat", "empty") != w.empty {
-			t.Errorf("%s: valid %v desired %d (%s) errors %q warnings %q empty %v;\nwant valid %v desired 0, errors with %q, warnings %q, empty %v",
-				what, valid, r.Desired, r.Reason, errs, warns, queryErrors(m, "chat", "empty"), w.valid, w.errs, w.warning, w.empty)
+		// At zero, nothing held: idle-to-zero, 0; held unknown (the only
+		// signal at zero): no metric known, the last desired 0 held.
+		reason := "no-data"
+		if w.valid {
+			reason = "idle-to-zero"
+		}
+		if valid != w.valid || r.Desired != 0 || r.Reason != reason || !strings.Contains(errs, w.errs) || (w.errs == "") != (errs == "") || warns != w.warning || queryErrors(m, "chat", "empty") != w.empty {
+			t.Errorf("%s: valid %v desired %d (%s) errors %q warnings %q empty %v;\nwant valid %v desired 0 (%s), errors with %q, warnings %q, empty %v",
+				what, valid, r.Desired, r.Reason, errs, warns, queryErrors(m, "chat", "empty"), w.valid, reason, w.errs, w.warning, w.empty)
 		}
 	}
 	carried := "held 0: no flow-control queue series within 20m; carried from the known 0 at zero at 2026-01-05T10:00:00Z"
