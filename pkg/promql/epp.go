@@ -248,7 +248,7 @@ func flowHeldHint(tg Target, errs map[Signal]error) {
 		errs[Held] = &QueryError{Reason: ReasonEmpty, Query: qe.Query, Err: fmt.Errorf(
 			"%w: the flow controller's saturation (%s or %s) is under the selector, but no flow-control queue series (%s or %s) is, now or in the last %s, to show that it is no request held: "+
 				"a pool idle for longer than %s (the router deletes an idle flow's series) or an EPP restarted with no request since reads unknown until its next request writes the series "+
-				"(serve reads 0 at zero replicas when its last decision there read held known 0: docs/llm-d.md); "+
+				"(serve reads 0 at zero replicas when the stay at zero began with held known 0: docs/llm-d.md); "+
 				"else, does the scrape keep the queue family (a metric_relabel_configs drop of it leaves held unknown; read as 0, a pool at zero would never wake)?",
 			ErrFlowQueueGone, f.Saturation.Current, f.Saturation.Deprecated, f.FlowQueue.Current, f.FlowQueue.Deprecated, l, l)}
 	case qe.Reason == ReasonEmpty:
