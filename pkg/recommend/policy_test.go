@@ -75,6 +75,29 @@ func TestValidateSignalTwiceOnce(t *testing.T) {
 	}
 }
 
+// A fraction target out of range shows the percentage its decimal form
+// reads as, the point moved two places: 1.1 is 110%, not 1.1*100's
+// 110.00000000000001%, and 1e308 is 1e+310%, not the product's +Inf%.
+func TestValidateFractionTargetPercentage(t *testing.T) {
+	for _, tc := range []struct {
+		signal Signal
+		target float64
+		want   string
+	}{
+		{SignalKV, 1.1, "1.1 (110%) must be in (0, 1]"},
+		{SignalKV, 1.15, "1.15 (115%) must be in (0, 1]"},
+		{SignalDemand, 1.005, "1.005 (100.5%) must be in (0, 1]"}, // a target written 100.5%
+		{SignalKV, 75, "75 (7500%) must be in (0, 1]"},
+		{SignalKV, 1e308, "1e+308 (1e+310%) must be in (0, 1]"},
+	} {
+		p := &Policy{Metrics: []Metric{{Signal: tc.signal, Target: tc.target}}, Min: 1, Max: 2}
+		err := p.Validate()
+		if err == nil || !strings.Contains(err.Error(), "metrics[0].target: "+tc.want) {
+			t.Errorf("%s target %v: error %v, want %q", tc.signal, tc.target, err, tc.want)
+		}
+	}
+}
+
 // Defaults are the HPA's.
 func TestValidateFillsHPADefaults(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
