@@ -171,18 +171,23 @@ func buildInfo() *debug.BuildInfo {
 // plain "infscale: MSG" line, or, for serve and the activator with
 // --log-format json, one slog JSON record on stderr (level ERROR, msg
 // "exiting", error MSG, exit_code CODE), as every line before it was.
-// kctx may be nil (nothing parsed).
-func finalLine(cli *CLI, kctx *kong.Context, stderr io.Writer) func(msg string, code int) {
-	var lf *LogFlags
+// kctx is the parse's context: the parsed one, or a parse error's (a bad
+// flag value, an unknown flag), which holds the flags read before the
+// error, so `serve --log-format json --listen` ends in JSON too; nil when
+// nothing was parsed.
+func finalLine(kctx *kong.Context, stderr io.Writer) func(msg string, code int) {
+	json := false
 	if kctx != nil && kctx.Selected() != nil {
 		switch strings.Fields(kctx.Command())[0] {
-		case "serve":
-			lf = &cli.Serve.LogFlags
-		case "activator":
-			lf = &cli.Activator.LogFlags
+		case "serve", "activator": // the commands with LogFlags
+			for _, f := range kctx.Flags() {
+				if f.Name == "log-format" {
+					json = kctx.FlagValue(f) == "json"
+				}
+			}
 		}
 	}
-	if lf == nil || lf.LogFormat != "json" {
+	if !json {
 		return func(msg string, _ int) { fmt.Fprintf(stderr, "infscale: %s\n", msg) }
 	}
 	return func(msg string, code int) {
@@ -251,7 +256,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	warnDeprecated(sp, stderr)
 	// serve and the activator with --log-format json end in one JSON
 	// record too: a log shipper reading stderr parses every line.
-	final := finalLine(&cli, kctx, stderr)
+	fctx := kctx
+	if fctx == nil && pe != nil {
+		fctx = pe.Context
+	}
+	final := finalLine(fctx, stderr)
 	if err != nil {
 		code := exitInvalid
 		if out.failed() != nil { // --help's text, not the input

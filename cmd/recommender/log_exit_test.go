@@ -13,7 +13,8 @@ import (
 
 // TestLogJSONEndsInJSON: serve and the activator with --log-format json
 // write every stderr line as a JSON record, the error they exit on and a
-// start's warnings included (a log shipper parses each line); with the
+// start's warnings included (a log shipper parses each line), a flag kong
+// refuses after --log-format json too; with the
 // default text format the same run ends in the plain "infscale: " line.
 func TestLogJSONEndsInJSON(t *testing.T) {
 	dir := t.TempDir()
@@ -36,6 +37,10 @@ func TestLogJSONEndsInJSON(t *testing.T) {
 		{"serve warning", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log", noDir}, []string{"interval", "--audit-log"}},
 		{"serve flag", []string{"serve", "--log-format", "json", "--listen", "127.0.0.1:99999", "--config", cfg}, []string{"--listen \"127.0.0.1:99999\""}},
 		{"activator", []string{"activator", "--log-format", "json", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:99999"}, []string{"--listen \"127.0.0.1:99999\""}},
+		// kong's own errors, after --log-format json was read: a value
+		// that is not a number, a flag serve does not have.
+		{"serve flag value", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log-maxage", "x"}, []string{"--audit-log-maxage"}},
+		{"activator unknown flag", []string{"activator", "--log-format=json", "--upstream", "http://127.0.0.1:1", "--no-such-flag"}, []string{"unknown flag --no-such-flag"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
