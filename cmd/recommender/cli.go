@@ -91,10 +91,18 @@ func givenFlags(kctx *kong.Context) map[string]bool {
 // warnDeprecated prints one line on stderr for each flag typed with one
 // of its kong aliases (sp): every flag alias is an old spelling kept for
 // one release (the replica flags' --replica-* of decide, kube, fleet and
-// load), and help lists only the documented name.
-func warnDeprecated(sp spellings, stderr io.Writer) {
+// load), and help lists only the documented name. Only for the flags of
+// the command kctx chose (nil: none): another command's alias is an
+// unknown flag here, and "use --gpu" would name a flag serve does not have.
+func warnDeprecated(sp spellings, kctx *kong.Context, stderr io.Writer) {
+	if kctx == nil {
+		return
+	}
 	names := slices.Sorted(maps.Keys(sp))
 	for _, n := range names {
+		if !slices.ContainsFunc(kctx.Flags(), func(f *kong.Flag) bool { return f.Name == n }) {
+			continue
+		}
 		fmt.Fprintf(stderr, "infscale: --%s is deprecated and goes in the next release; use --%s\n", sp[n], n)
 	}
 }
@@ -253,13 +261,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			err = invalidf("--%s -: want a file name; \"-\" is not stdout or stdin here (a file named - is ./-)%s", f.Name, hint)
 		}
 	}
-	warnDeprecated(sp, stderr)
-	// serve and the activator with --log-format json end in one JSON
-	// record too: a log shipper reading stderr parses every line.
-	fctx := kctx
+	fctx := kctx // what was parsed, of a parse error too
 	if fctx == nil && pe != nil {
 		fctx = pe.Context
 	}
+	warnDeprecated(sp, fctx, stderr)
+	// serve and the activator with --log-format json end in one JSON
+	// record too: a log shipper reading stderr parses every line.
 	final := finalLine(fctx, stderr)
 	if err != nil {
 		code := exitInvalid

@@ -65,6 +65,26 @@ func TestReplicaFlagsOldSpelling(t *testing.T) {
 	}
 }
 
+// TestOldSpellingOfAnotherCommand: an old spelling of a flag serve does
+// not have (--replica-gpu is decide's, kube's, ...) is an unknown flag
+// there, without a deprecation line saying "use --gpu", a flag serve does
+// not have either; decide, whose flag it is, still warns before its
+// error.
+func TestOldSpellingOfAnotherCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--replica-gpu", "h100"}, "infscale: unknown flag --replica-gpu\n"},
+		{[]string{"decide", "--replica-gpu", "h100", "--no-such-flag"}, "infscale: --replica-gpu is deprecated and goes in the next release; use --gpu\ninfscale: unknown flag --no-such-flag\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), tc.args, strings.NewReader(""), &out, &errb); code != exitInvalid || errb.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), exitInvalid, tc.want)
+		}
+	}
+}
+
 // TestLoadModelIsTheReplicaModel: load's --model is the replica model (for
 // --calibrate) as in every command; given without --calibrate (where it
 // once was the requests' model field) it is refused, naming
