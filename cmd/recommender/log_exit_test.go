@@ -34,7 +34,8 @@ func TestLogJSONEndsInJSON(t *testing.T) {
 		want []string // substrings of the records' msg or error, in order
 	}{
 		{"serve config", []string{"serve", "--log-format", "json", "--config", bad}, []string{"1.5 (150%) must be in (0, 1]"}},
-		{"serve warning", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log", noDir}, []string{"interval", "--audit-log"}},
+		// The start's warning in a reload's shape (msg, the problem in at).
+		{"serve warning", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log", noDir}, []string{"deprecated configuration key at " + cfg + ":1:1: interval: deprecated key", "--audit-log"}},
 		{"serve flag", []string{"serve", "--log-format", "json", "--listen", "127.0.0.1:99999", "--config", cfg}, []string{"--listen \"127.0.0.1:99999\""}},
 		{"activator", []string{"activator", "--log-format", "json", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:99999"}, []string{"--listen \"127.0.0.1:99999\""}},
 		// kong's own errors, after --log-format json was read: a value
@@ -62,7 +63,7 @@ func TestLogJSONEndsInJSON(t *testing.T) {
 			}
 			i := 0
 			for _, rec := range recs {
-				if i < len(tc.want) && strings.Contains(rec["msg"].(string)+" "+str(rec["error"]), tc.want[i]) {
+				if i < len(tc.want) && strings.Contains(rec["msg"].(string)+" "+str(rec["error"])+"at "+str(rec["at"]), tc.want[i]) {
 					i++
 				}
 			}

@@ -125,13 +125,15 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		return err
 	}
 	// The start's warnings: plain lines, or with --log-format json WARN
-	// records, as every other line then is.
+	// records, as every other line then is, shaped as a reload's.
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "infscale: warning: %s\n", msg) }
 	if c.LogFlags.LogFormat == "json" {
 		warn = func(msg string) { log.Warn(msg) }
-	}
-	for _, d := range slices.Concat(cfg.Deprecations, cfg.Warnings) {
-		warn(d.Error())
+		serve.LogConfigWarnings(log, cfg)
+	} else {
+		for _, d := range slices.Concat(cfg.Deprecations, cfg.Warnings) {
+			warn(d.Error())
+		}
 	}
 	if c.Kubeconfig != "" && !cfg.Kube() && !c.LeaderElect {
 		// Accepted and unused: the replicas and held queries read

@@ -359,6 +359,19 @@ type reloadEnv struct {
 	sourceStale *bool
 }
 
+// LogConfigWarnings logs f's deprecated keys and warnings as WARN records,
+// msg "deprecated configuration key" or "configuration warning" with the
+// problem (FILE:LINE:COL: ...) in at: at a reload, and at serve's start
+// with --log-format json, so that one query finds both.
+func LogConfigWarnings(log *slog.Logger, f *config.File) {
+	for _, d := range f.Deprecations {
+		log.Warn("deprecated configuration key", "at", d.Error())
+	}
+	for _, w := range f.Warnings {
+		log.Warn("configuration warning", "at", w.Error())
+	}
+}
+
 // applyReload counts and logs a finished reload and applies what its
 // SetConfig did not (source, interval); it returns the running config:
 // r.next, or current when the reload failed. A source that cannot be
@@ -375,12 +388,7 @@ func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
 	}
 	stale := e.sourceStale != nil && *e.sourceStale
 	applied := true
-	for _, d := range next.Deprecations {
-		log.Warn("deprecated configuration key", "at", d.Error())
-	}
-	for _, w := range next.Warnings {
-		log.Warn("configuration warning", "at", w.Error())
-	}
+	LogConfigWarnings(log, next)
 	if o.Source == nil && (stale || !reflect.DeepEqual(next.Prometheus, current.Prometheus)) {
 		if s, err := e.ss.build(next); err != nil {
 			applied = false
