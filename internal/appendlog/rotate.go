@@ -126,7 +126,14 @@ func (r *rotating) Write(p []byte) (int, error) {
 			r.reopen()
 			return 0, err
 		}
-		r.cur, r.open = 0, true
+		// lumberjack opens the new file without O_APPEND: writing at its
+		// own offset, it would fill a file truncated from outside
+		// (": > audit.jsonl" on a full disk) with NULs up to there.
+		// Closed, it is opened again at the next write, by
+		// openExistingOrNew, with O_APPEND, as the file was before the
+		// first rotation.
+		_ = r.lj.Close()
+		r.cur, r.open = 0, false
 	}
 	w, err := r.lj.Write(p)
 	r.cur += int64(w)

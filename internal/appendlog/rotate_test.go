@@ -218,6 +218,40 @@ func TestRotateCarriesOnAnExistingFile(t *testing.T) {
 	checkLines(t, "audit.jsonl", b, 1024, 76, 1024)
 }
 
+// The file a rotation begins is appended to, as the file before it: one
+// truncated from outside (": > audit.jsonl" to free a full disk) gets the
+// next line at its start. lumberjack's new file, written at its own offset
+// (6 lines of 1 KiB after the rotation at the 1,025th), was left 6,144 NUL
+// bytes and then the line, which no JSON-lines reader takes.
+func TestRotatedFileAppends(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	w, err := Open(path, Rotation{MaxSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1030 {
+		if _, err := w.Write(numbered(i, 1024)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(numbered(1030, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	b, _ := os.ReadFile(path)
+	checkLines(t, "audit.jsonl", b, 1030, 1, 1024)
+	bs := backups(t, dir)
+	if len(bs) != 1 {
+		t.Fatalf("backups %q, want 1", bs)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, bs[0]))
+	checkLines(t, bs[0], b, 0, 1024, 1024)
+}
+
 // A line of MaxSize bytes or more is refused, not written, and the next
 // line is.
 func TestRotateLineLongerThanMaxSize(t *testing.T) {
