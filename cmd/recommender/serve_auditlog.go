@@ -24,21 +24,27 @@ type AuditLogFlags struct {
 // rotationFlags are the flags that need --audit-log-maxsize, in help order.
 var rotationFlags = []string{"audit-log-maxbackup", "audit-log-maxage", "audit-log-compress"}
 
-// checkRotation refuses (exit 2, naming the flag) a negative bound, a
-// rotation flag without --audit-log, and one that needs
+// checkRotation refuses (exit 2, naming the flag) a negative bound, one
+// past appendlog's limits (lumberjack's sums would overflow), a rotation
+// flag without --audit-log, and one that needs
 // --audit-log-maxsize without it: each would be ignored.
 func (f *AuditLogFlags) checkRotation(given map[string]bool) error {
 	for _, b := range []struct {
 		name string
 		v    int
 		unit string
+		max  int64  // 0: none
+		over string // what a value past max would do
 	}{
-		{"audit-log-maxsize", f.AuditLogMaxSize, "megabytes, e.g. 100 (0: no rotation)"},
-		{"audit-log-maxbackup", f.AuditLogMaxBackup, "files, e.g. 10 (0: keep all)"},
-		{"audit-log-maxage", f.AuditLogMaxAge, "days, e.g. 30 (0: no limit)"},
+		{"audit-log-maxsize", f.AuditLogMaxSize, "megabytes, e.g. 100 (0: no rotation)", appendlog.MaxSizeLimit, "8 EiB: more overflows the rotation's byte count, and every line would be refused"},
+		{"audit-log-maxbackup", f.AuditLogMaxBackup, "files, e.g. 10 (0: keep all)", 0, ""},
+		{"audit-log-maxage", f.AuditLogMaxAge, "days, e.g. 30 (0: no limit)", appendlog.MaxAgeLimit, "292 years: more overflows the age cutoff, and every rotated file would be removed; 0 keeps them with no limit"},
 	} {
 		if b.v < 0 {
 			return invalidf("--%s %d: can't be a negative number: want 0 or more %s", b.name, b.v, b.unit)
+		}
+		if b.max > 0 && int64(b.v) > b.max {
+			return invalidf("--%s %d: want at most %d (%s)", b.name, b.v, b.max, b.over)
 		}
 	}
 	if err := needsFlag(given, "audit-log-maxsize", f.AuditLog != "", "--audit-log"); err != nil {

@@ -55,6 +55,12 @@ func TestServeAuditLogRotationFlagsRefused(t *testing.T) {
 		{[]string{"--audit-log", audit, "--audit-log-maxsize", "100MB"}, `--audit-log-maxsize: "100MB" is not a whole number`},
 		{[]string{"--audit-log", audit, "--audit-log-maxsize", "1.5"}, `--audit-log-maxsize: "1.5" is not a whole number`},
 		{[]string{"--audit-log", audit, "--audit-log-maxsize", "1", "--audit-log-maxbackup", "ten"}, `--audit-log-maxbackup: "ten" is not a whole number`},
+		// Past lumberjack's int64 sums: 2^63-1 bytes is 2^43-1 MiB
+		// (8,796,093,022,207), 2^63-1 ns is 106,751.99 days. Over them
+		// every line was refused ("(-8592186044416 MiB)"), every rotated
+		// file removed.
+		{[]string{"--audit-log", audit, "--audit-log-maxsize", "8796093022208"}, "--audit-log-maxsize 8796093022208: want at most 8796093022207 (8 EiB: "},
+		{[]string{"--audit-log", audit, "--audit-log-maxsize", "1", "--audit-log-maxage", "106752"}, "--audit-log-maxage 106752: want at most 106751 (292 years: more overflows the age cutoff, and every rotated file would be removed; 0 keeps them with no limit)"},
 		{[]string{"--audit-log-maxsize", "100"}, "--audit-log-maxsize needs --audit-log (without it the flag would be ignored)"},
 		{[]string{"--audit-log", audit, "--audit-log-maxbackup", "5"}, "--audit-log-maxbackup needs --audit-log-maxsize above 0"},
 		{[]string{"--audit-log", audit, "--audit-log-maxsize", "0", "--audit-log-maxage", "5"}, "--audit-log-maxage needs --audit-log-maxsize above 0"},

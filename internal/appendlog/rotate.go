@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"time"
 
@@ -76,9 +77,22 @@ func notRegular(path string, mode fs.FileMode) error {
 	return fmt.Errorf("%s: %w (%s): rotation renames the file and makes a new one, which only a regular file allows; rotate it at its reader, or give a regular file", path, ErrNotRegular, what)
 }
 
+// MaxSizeLimit and MaxAgeLimit are the largest Rotation.MaxSize (MiB) and
+// MaxAge (days): past them lumberjack's sums overflow int64, its file size
+// limit (MaxSize x 1,048,576 bytes) turning negative, which refuses every
+// line, and its age cutoff (MaxAge x 24 h in nanoseconds) turning to a time
+// in the future, which removes every backup.
+const (
+	MaxSizeLimit = math.MaxInt64 >> 20                 // 8,796,093,022,207 MiB: 8 EiB
+	MaxAgeLimit  = math.MaxInt64 / int64(24*time.Hour) // 106,751 days: 292 years
+)
+
 func (r Rotation) check() error {
 	if r.MaxSize < 0 || r.MaxBackups < 0 || r.MaxAge < 0 {
 		return fmt.Errorf("appendlog: a negative rotation bound %+v: each is 0 (no bound) or more", r)
+	}
+	if int64(r.MaxSize) > MaxSizeLimit || int64(r.MaxAge) > MaxAgeLimit {
+		return fmt.Errorf("appendlog: rotation bound %+v: MaxSize is at most %d, MaxAge at most %d", r, int64(MaxSizeLimit), MaxAgeLimit)
 	}
 	return nil
 }

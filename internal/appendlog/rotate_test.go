@@ -252,6 +252,32 @@ func TestRotatedFileAppends(t *testing.T) {
 	checkLines(t, bs[0], b, 0, 1024, 1024)
 }
 
+// Bounds past lumberjack's int64 sums are refused by Open: a MaxSize of
+// 2^43 MiB is 2^63 bytes, one past math.MaxInt64 (the limit turned
+// negative, refusing every line), and a MaxAge of 106,752 days is
+// 9,223,372,800,000,000,000 ns, past 9,223,372,036,854,775,807 (the cutoff
+// turned to a time ahead, removing every backup). One less of each is taken.
+func TestRotateBoundsPastInt64Refused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, r := range []Rotation{{MaxSize: 1 << 43}, {MaxSize: 1, MaxAge: 106752}} {
+		if w, err := Open(path, r); err == nil {
+			w.Close()
+			t.Errorf("%+v: opened, want refused", r)
+		}
+	}
+	for _, r := range []Rotation{{MaxSize: 1<<43 - 1}, {MaxSize: 1, MaxAge: 106751}} {
+		w, err := Open(path, r)
+		if err != nil {
+			t.Errorf("%+v: %v", r, err)
+			continue
+		}
+		if _, err := w.Write([]byte("ok\n")); err != nil {
+			t.Errorf("%+v: write: %v", r, err)
+		}
+		w.Close()
+	}
+}
+
 // A line of MaxSize bytes or more is refused, not written, and the next
 // line is.
 func TestRotateLineLongerThanMaxSize(t *testing.T) {
