@@ -83,3 +83,26 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// TestDemoLoggerFormat: the demo's logger (errors only, unless --log-level
+// debug) writes in --log-format's format: with json an error is one JSON
+// record, not slog's key=value text, and a warning is dropped.
+func TestDemoLoggerFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		json   bool
+	}{{"json", true}, {"text", false}} {
+		var errb bytes.Buffer
+		log := demoLogger(&env{stderr: &errb}, nil, LogFlags{LogLevel: "info", LogFormat: tc.format})
+		log.Warn("dropped")
+		log.Error("kept", "target", "chat")
+		got := errb.String()
+		var rec map[string]any
+		isJSON := json.Unmarshal([]byte(got), &rec) == nil
+		if strings.Contains(got, "dropped") || strings.Count(got, "\n") != 1 || isJSON != tc.json ||
+			tc.json && (rec["msg"] != "kept" || rec["level"] != "ERROR" || rec["target"] != "chat") ||
+			!tc.json && !strings.Contains(got, "level=ERROR msg=kept target=chat") {
+			t.Errorf("--log-format %s: stderr %q; want one ERROR record kept (JSON: %v), the warning dropped", tc.format, got, tc.json)
+		}
+	}
+}

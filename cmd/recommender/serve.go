@@ -109,7 +109,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 			}
 			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (%s)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration), why)
 		}
-		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogFlags.LogLevel)}
+		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogFlags)}
 		if c.DemoZero {
 			_, err := demo.RunZeroDemo(e.ctx, e.stdout, o)
 			return err
@@ -273,12 +273,14 @@ func nonDir(path string) string {
 	}
 }
 
-// demoLogger keeps the demo's output to the decision table unless asked.
-func demoLogger(e *env, log *slog.Logger, level string) *slog.Logger {
-	if level == "debug" {
+// demoLogger keeps the demo's output to the decision table unless asked:
+// errors only, in --log-format's format (JSON records with json).
+func demoLogger(e *env, log *slog.Logger, lf LogFlags) *slog.Logger {
+	if lf.LogLevel == "debug" {
 		return log
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	lf.LogLevel = "error"
+	return lf.Logger(e.stderr)
 }
 
 // loadConfig reads the configuration file of --config (config.Load), for
