@@ -84,6 +84,8 @@ func (f *AuditLogFlags) auditOpenError(err error) error {
 		return invalidf("--audit-log %v", err)
 	case errors.Is(err, appendlog.ErrNotRegular) || errors.Is(err, appendlog.ErrSymlink):
 		return invalidf("--audit-log-maxsize: --audit-log %v", err)
+	case errors.Is(err, appendlog.ErrDirNotWritable):
+		return fmt.Errorf("--audit-log-maxsize: --audit-log %w", err) // the environment's refusal: exit 1
 	case errors.Is(err, appendlog.ErrNoReader):
 		return fmt.Errorf("--audit-log %w", err) // runtime: exit 1
 	}

@@ -41,7 +41,8 @@ const closeWait = time.Second
 // (ErrDirectory), "PATH: a named pipe with no reader ...; ..."
 // (ErrNoReader), "PATH: not a regular file ...; ..." (ErrNotRegular: r
 // rotates and path is a pipe or device), "PATH: a symbolic link ..."
-// (ErrSymlink: r rotates and path is one), else os.OpenFile's error as is.
+// (ErrSymlink: r rotates and path is one), "PATH: its directory cannot be
+// written ..." (ErrDirNotWritable: r rotates), else os.OpenFile's error as is.
 // The result writes a regular file as each line comes, a line the disk cuts
 // short taken back (wholeLines), rotated by size when r.MaxSize > 0
 // (Rotation); anything else goes to a writer whose Write never blocks
@@ -78,8 +79,12 @@ func Open(path string, r Rotation) (io.WriteCloser, error) {
 	switch {
 	case fi.Mode().IsRegular() && r.MaxSize > 0:
 		// Opened above so that a file that cannot be created or
-		// appended to is refused now, not at the first line.
+		// appended to is refused now, not at the first line; and one
+		// whose directory cannot be written, not at the first rotation.
 		f.Close()
+		if err := dirWritable(path); err != nil {
+			return nil, err
+		}
 		return &wholeLines{f: newRotating(path, fi.Size(), r)}, nil
 	case fi.Mode().IsRegular():
 		return &wholeLines{f: appendFile{f}}, nil

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -45,6 +46,28 @@ var ErrNotRegular = errors.New("not a regular file")
 // itself, so the link would be moved aside and a plain file made in its
 // place, the link's target never written again.
 var ErrSymlink = errors.New("a symbolic link")
+
+// ErrDirNotWritable is returned by Open for a Rotation of a file whose
+// directory this process cannot write: every rotation would fail at its
+// rename, and every line from the first that reaches MaxSize be lost.
+var ErrDirNotWritable = errors.New("its directory cannot be written")
+
+// dirWritable returns nil when a file can be made in path's directory, as
+// rotation's rename and new file need: it makes a hidden one
+// (.NAME.rotate-check-DIGITS) and removes it.
+func dirWritable(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".rotate-check-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s: %w (%s: %v): rotation renames the file and makes a new one beside it; let this process write %s, or leave rotation off and rotate the file from outside", path, ErrDirNotWritable, dir, err, dir)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
 
 // Rotatable returns nil when path may be rotated: a regular file, or
 // nothing yet (Open makes a regular file). Else an error naming path, what
