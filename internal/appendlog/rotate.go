@@ -132,7 +132,7 @@ type rotating struct {
 	path string
 	lj   *lumberjack.Logger
 	max  int64 // bytes
-	cur  int64 // the file's size as written through this
+	cur  int64 // the file's size as written through this; read from the file where it may rotate
 	open bool  // lumberjack holds the file open
 	last int64 // Unix milliseconds just after the last rotation
 }
@@ -149,6 +149,17 @@ func (r *rotating) Write(p []byte) (int, error) {
 		// One that fills the file alone would have lumberjack rotate
 		// the empty file it opens first.
 		return 0, fmt.Errorf("%s: a line of %d bytes, as long as a file may be (%d MiB) or longer: not written", r.path, n, r.max>>20)
+	}
+	if r.cur+n >= r.max {
+		// The file's own size where it may rotate: one truncated from
+		// outside is shorter than what was written through this, and
+		// is not rotated early (a backup of a few lines pruning a full
+		// one under MaxBackups). lumberjack's count is as stale:
+		// closed, it reads the size again as it opens the file.
+		if size, err := r.size(); err == nil && size < r.cur {
+			_ = r.lj.Close()
+			r.cur, r.open = size, false
+		}
 	}
 	// lumberjack's rule: a file it holds open rotates before a line that
 	// would take it past max; one it opens (the first line, or after an
@@ -192,7 +203,10 @@ func (r *rotating) reopen() {
 	r.cur, _ = r.size()
 }
 
-func (r *rotating) end() (int64, error) { return r.cur, nil }
+// end is the file's size: its one writer's last line ends it, and the
+// count written through this is too long once the file was truncated from
+// outside (a cut line then not taken back).
+func (r *rotating) end() (int64, error) { return r.size() }
 
 func (r *rotating) size() (int64, error) {
 	fi, err := os.Stat(r.path)

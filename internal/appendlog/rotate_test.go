@@ -278,6 +278,36 @@ func TestRotateBoundsPastInt64Refused(t *testing.T) {
 	}
 }
 
+// A file truncated from outside is rotated by its own size, not by what
+// was written before: 1,000 lines of 1 KiB, the file emptied, then 100
+// more are one file of those 100 (102,400 bytes) and no backup. Counting
+// the 1,000, the 25th line after (1,024,000 + 24 x 1,024 = 1,048,576
+// bytes written) rotated a file of 24 lines into a backup.
+func TestRotateTruncatedFileBySize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	w, err := Open(path, Rotation{MaxSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1100 {
+		if i == 1000 {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Write(numbered(i, 1024)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if bs := backups(t, dir); len(bs) != 0 {
+		t.Errorf("backups %q, want none", bs)
+	}
+	b, _ := os.ReadFile(path)
+	checkLines(t, "audit.jsonl", b, 1000, 100, 1024)
+}
+
 // A line of MaxSize bytes or more is refused, not written, and the next
 // line is.
 func TestRotateLineLongerThanMaxSize(t *testing.T) {

@@ -17,18 +17,31 @@ import (
 // the audit log with a torn JSON line that swallowed the next decision's).
 // The limit is set in a child process: it binds every file the process
 // writes.
-func TestCutLineTakenBack(t *testing.T) { cutLineTakenBack(t, "TestCutLineTakenBack", Rotation{}) }
+func TestCutLineTakenBack(t *testing.T) {
+	cutLineTakenBack(t, "TestCutLineTakenBack", Rotation{}, false)
+}
 
 // The same through rotation (lumberjack's file): the line is taken back as
 // well, and lumberjack, which counted its cut bytes, reads the file's size
 // again.
 func TestCutLineTakenBackRotating(t *testing.T) {
-	cutLineTakenBack(t, "TestCutLineTakenBackRotating", Rotation{MaxSize: 1})
+	cutLineTakenBack(t, "TestCutLineTakenBackRotating", Rotation{MaxSize: 1}, false)
 }
 
-func cutLineTakenBack(t *testing.T, name string, r Rotation) {
+// The same through rotation after the file was truncated from outside
+// (emptied to free a full disk): 10 lines of 8 bytes written, the file
+// emptied, the cut line is taken back by the file's size (12 bytes: line 1
+// and 4 of line 2's), not by the 92 bytes written through the writer,
+// which no longer matched the file and left "line" glued to line 3.
+func TestCutLineTakenBackAfterTruncation(t *testing.T) {
+	cutLineTakenBack(t, "TestCutLineTakenBackAfterTruncation", Rotation{MaxSize: 1}, true)
+}
+
+// cutLineTakenBack runs tornChild in a child process (truncated: 10 lines
+// written and the file emptied first) and checks the file it leaves.
+func cutLineTakenBack(t *testing.T, name string, r Rotation, truncated bool) {
 	if path := os.Getenv("APPENDLOG_TORN_CHILD"); path != "" {
-		tornChild(path, r)
+		tornChild(path, r, truncated)
 		return
 	}
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -48,10 +61,20 @@ func cutLineTakenBack(t *testing.T, name string, r Rotation) {
 	}
 }
 
-func tornChild(path string, r Rotation) {
+func tornChild(path string, r Rotation, truncated bool) {
 	w, err := Open(path, r)
 	if err != nil {
 		panic(err)
+	}
+	if truncated {
+		for range 10 {
+			if _, err := w.Write([]byte("line-0.\n")); err != nil {
+				panic(err)
+			}
+		}
+		if err := os.Truncate(path, 0); err != nil {
+			panic(err)
+		}
 	}
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
