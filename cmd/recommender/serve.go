@@ -38,7 +38,9 @@ func demoFlag(zero bool) string {
 
 // demoIgnored is the first flag given that the demos would ignore (they
 // take only --listen, --log-level, --log-format and --demo-duration), or "".
-func (c *ServeCmd) demoIgnored() string {
+// given: the flags on the command line (a rotation flag alone is named,
+// not sent to --audit-log, which the demo refuses next).
+func (c *ServeCmd) demoIgnored(given map[string]bool) string {
 	for _, f := range []struct {
 		set  bool
 		name string
@@ -46,6 +48,10 @@ func (c *ServeCmd) demoIgnored() string {
 		{c.CheckConfig, "--check-config"},
 		{c.StateDir != "", "--state-dir"},
 		{c.AuditLog != "", "--audit-log"},
+		{given["audit-log-maxsize"], "--audit-log-maxsize"},
+		{given["audit-log-maxbackup"], "--audit-log-maxbackup"},
+		{given["audit-log-maxage"], "--audit-log-maxage"},
+		{given["audit-log-compress"], "--audit-log-compress"},
 		{c.Kubeconfig != "", "--kubeconfig"},
 		{c.LeaderElect, "--leader-elect"},
 	} {
@@ -83,9 +89,6 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if err := c.needsLeaderElect(e.given); err != nil {
 		return err
 	}
-	if err := c.checkRotation(e.given); err != nil {
-		return err
-	}
 	if c.LeaderElect {
 		if _, err := c.check(); err != nil {
 			return err
@@ -100,8 +103,8 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 			return invalidf("--demo and --demo-zero are two demos; give one")
 		case c.Config != "":
 			return invalidf("%s runs its own fleet and config; drop --config", demoFlag(c.DemoZero))
-		case c.demoIgnored() != "":
-			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored())
+		case c.demoIgnored(e.given) != "":
+			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored(e.given))
 		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
 			why := "shorter leaves no room for a cold start and a scale-down"
 			if c.DemoDuration > maxDemoDuration {
@@ -115,6 +118,9 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 			return err
 		}
 		_, err := demo.RunDemo(e.ctx, e.stdout, o)
+		return err
+	}
+	if err := c.checkRotation(e.given); err != nil {
 		return err
 	}
 	if c.Config == "" {

@@ -108,6 +108,10 @@ func TestServeDemoFlags(t *testing.T) {
 		{[]string{"serve", "--demo", "--check-config"}, "--demo runs its own fleet and config, in memory, alone: --check-config does not apply to it; drop it"},
 		{[]string{"serve", "--demo-zero", "--check-config"}, "--demo-zero runs its own fleet and config, in memory, alone: --check-config does not apply to it"},
 		{[]string{"serve", "--demo", "--state-dir", "st"}, "--state-dir does not apply to it"},
+		// A rotation flag alone is named, not "needs --audit-log",
+		// which the demo then refuses.
+		{[]string{"serve", "--demo", "--audit-log-maxsize", "5"}, "--demo runs its own fleet and config, in memory, alone: --audit-log-maxsize does not apply to it; drop it"},
+		{[]string{"serve", "--demo-zero", "--audit-log-compress"}, "--demo-zero runs its own fleet and config, in memory, alone: --audit-log-compress does not apply to it; drop it"},
 		{[]string{"serve", "--demo", "--audit-log", "a.jsonl"}, "--audit-log does not apply to it"},
 		{[]string{"serve", "--demo", "--kubeconfig", "kc"}, "--kubeconfig does not apply to it"},
 		{[]string{"serve", "--demo", "--leader-elect"}, "--leader-elect does not apply to it"},
