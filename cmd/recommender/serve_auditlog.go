@@ -27,7 +27,8 @@ var rotationFlags = []string{"audit-log-maxbackup", "audit-log-maxage", "audit-l
 // checkRotation refuses (exit 2, naming the flag) a negative bound, one
 // past appendlog's limits (lumberjack's sums would overflow), a rotation
 // flag without --audit-log, and one that needs
-// --audit-log-maxsize without it: each would be ignored.
+// --audit-log-maxsize without it: each would be ignored. A flag given its
+// default (0, false) is taken anywhere (kube-apiserver's are).
 func (f *AuditLogFlags) checkRotation(given map[string]bool) error {
 	for _, b := range []struct {
 		name string
@@ -47,11 +48,19 @@ func (f *AuditLogFlags) checkRotation(given map[string]bool) error {
 			return invalidf("--%s %d: want at most %d (%s)", b.name, b.v, b.max, b.over)
 		}
 	}
-	if err := needsFlag(given, "audit-log-maxsize", f.AuditLog != "", "--audit-log"); err != nil {
+	// A flag given its default (0, false) asks for nothing and is taken
+	// alone: a template that passes all four, rotation off, must start.
+	set := map[string]bool{
+		"audit-log-maxsize":   given["audit-log-maxsize"] && f.AuditLogMaxSize != 0,
+		"audit-log-maxbackup": given["audit-log-maxbackup"] && f.AuditLogMaxBackup != 0,
+		"audit-log-maxage":    given["audit-log-maxage"] && f.AuditLogMaxAge != 0,
+		"audit-log-compress":  given["audit-log-compress"] && f.AuditLogCompress,
+	}
+	if err := needsFlag(set, "audit-log-maxsize", f.AuditLog != "", "--audit-log"); err != nil {
 		return err
 	}
 	for _, name := range rotationFlags {
-		if err := needsFlag(given, name, f.AuditLogMaxSize > 0, "--audit-log-maxsize above 0"); err != nil {
+		if err := needsFlag(set, name, f.AuditLogMaxSize > 0, "--audit-log-maxsize above 0"); err != nil {
 			return err
 		}
 	}

@@ -132,3 +132,23 @@ func TestServeAuditLogRotates(t *testing.T) {
 		}
 	}
 }
+
+// TestServeAuditLogDefaultsGiven: the rotation flags given their defaults
+// (maxsize 0, maxbackup 0, maxage 0, compress false), as a template that
+// passes all four with rotation off does, ask for nothing: the start goes
+// on (--check-config exits 0), with or without --audit-log. A value other
+// than the default still needs what it needs (TestServeAuditLogInvalid).
+func TestServeAuditLogDefaultsGiven(t *testing.T) {
+	dir := t.TempDir()
+	cfg := serveConfig(t, dir, "http://127.0.0.1:1/metrics")
+	defaults := []string{"--audit-log-maxsize=0", "--audit-log-maxbackup=0", "--audit-log-maxage=0", "--audit-log-compress=false"}
+	for _, args := range [][]string{
+		append([]string{"--audit-log", filepath.Join(dir, "audit.jsonl")}, defaults...),
+		defaults,
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append([]string{"serve", "--check-config", "--config", cfg}, args...), nil, &out, &errb); code != exitOK {
+			t.Errorf("%q: exit %d, stderr %q; want 0", args, code, errb.String())
+		}
+	}
+}
