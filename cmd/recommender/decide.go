@@ -842,7 +842,7 @@ func (c *DecideCmd) droppedAtZero() (load, measured []string) {
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
-		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters)", flag, v)
+		return invalidf("--%s %v (%s%%): want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters)", flag, v, quantity.PercentText(v))
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
 	case unit == "requests" && v > promql.MaxInFlight:

@@ -37,7 +37,7 @@ func TestDecidePrefixCacheHit(t *testing.T) {
 		t.Errorf("saving at 75%% over saving at 100%% = %v, want 0.75", got)
 	}
 	code, _, errs := runDecide(t, append(args, "--prefix-cache-hit", "1.5")...)
-	if code != exitInvalid || !strings.Contains(errs, "--prefix-cache-hit 1.5: want a fraction in [0, 1]") {
+	if code != exitInvalid || !strings.Contains(errs, "--prefix-cache-hit 1.5 (150%): want a fraction in [0, 1]") {
 		t.Errorf("--prefix-cache-hit 1.5: exit %d, stderr %s", code, errs)
 	}
 }

@@ -171,7 +171,7 @@ func TestPercentFlags(t *testing.T) {
 	for _, v := range []string{"0.9", "90%"} {
 		wantDecision(t, decideOK(t, "--metric", "kv", "--target", "0.6", "--kv", v, "--current", "2"), 3, "DesiredWithinRange")
 	}
-	wantRefused(t, []string{"decide", "--kv", "150%"}, nil, "--kv 1.5: want a fraction in [0, 1] or a percentage")
+	wantRefused(t, []string{"decide", "--kv", "150%"}, nil, "--kv 1.5 (150%): want a fraction in [0, 1] or a percentage")
 	d := decideOK(t, "--metric", "cpu", "--target", "60", "--cpu", "90%", "--current", "2")
 	// The HPA's rule: ceil(2 x 90 / 60) = 3.
 	wantDecision(t, d, 3, "DesiredWithinRange")

@@ -111,3 +111,16 @@ func CheckBareSeconds(v float64, duration bool) error {
 	}
 	return fmt.Errorf("%s has no unit and would read as seconds%s: write %sms for milliseconds, or %ss (a number alone is seconds below %d only)", n, as, n, n, BareSecondsLimit)
 }
+
+// PercentText writes a fraction x as a percentage (no sign) by moving the
+// point of x's shortest decimal form two places: 1.1 is "110", where
+// x*100 would be 110.00000000000001, and 1e308 "1e+310", where x*100
+// overflows to +Inf.
+func PercentText(x float64) string {
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'e', -1, 64), "e")
+	e, _ := strconv.Atoi(exp)
+	if p, err := strconv.ParseFloat(mant+"e"+strconv.Itoa(e+2), 64); err == nil {
+		return strconv.FormatFloat(p, 'g', -1, 64)
+	}
+	return mant + "e+" + strconv.Itoa(e+2) // beyond float64
+}

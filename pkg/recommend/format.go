@@ -28,19 +28,6 @@ func num(x float64) string {
 	return s
 }
 
-// percentText writes a fraction x as a percentage (no sign) by moving the
-// point of x's shortest decimal form two places: 1.1 is "110", where
-// x*100 would be 110.00000000000001, and 1e308 "1e+310", where x*100
-// overflows to +Inf.
-func percentText(x float64) string {
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'e', -1, 64), "e")
-	e, _ := strconv.Atoi(exp)
-	if p, err := strconv.ParseFloat(mant+"e"+strconv.Itoa(e+2), 64); err == nil {
-		return strconv.FormatFloat(p, 'g', -1, 64)
-	}
-	return mant + "e+" + strconv.Itoa(e+2) // beyond float64
-}
-
 // ratio formats a usage ratio with 4 significant digits.
 func ratio(x float64) string {
 	if math.IsNaN(x) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/infscale/infscale/internal/quantity"
 )
 
 // MaxPeriodSeconds and MaxStabilizationWindowSeconds are the HPA's limits
@@ -146,7 +148,7 @@ func (p *Policy) Validate() error {
 		case info.maxTarget == 1 && m.Target > 1:
 			// A fraction: the percentage beside it, as a target written
 			// 150% reads 1.5 here (Signal.TargetValue).
-			errs.add(at+".target", "%v (%s%%) must be in (0, 1] (%s), e.g. %s or %s", m.Target, percentText(m.Target), info.unit, info.example, info.examplePercent)
+			errs.add(at+".target", "%v (%s%%) must be in (0, 1] (%s), e.g. %s or %s", m.Target, quantity.PercentText(m.Target), info.unit, info.example, info.examplePercent)
 		case info.maxTarget > 0 && m.Target > info.maxTarget:
 			errs.add(at+".target", "%v must be in (0, %v] (%s), e.g. %s", m.Target, info.maxTarget, info.unit, info.example)
 		}
