@@ -1116,6 +1116,10 @@ type failRun struct {
 	last   time.Time // the cycle of the last one
 	cycles int       // cycles whose read of the signal failed
 	logged bool      // a "signal read failed" line was logged for the run
+	// pos is the signal's place in its reading's errors in the run's
+	// first cycle: the runs that end together are said in the order they
+	// failed (noteReads), not a map's.
+	pos int
 	// cause is the transport cause its last failure was logged under
 	// with other signals' (logTransportFailures), "" otherwise: its end
 	// is logged with theirs.
@@ -1136,14 +1140,14 @@ type readEvent struct {
 // and read without error now) for logReads. Called with mu held.
 func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 	runs := l.failing[target]
-	for _, e := range errs {
+	for i, e := range errs {
 		if runs == nil {
 			runs = map[string]*failRun{}
 			l.failing[target] = runs
 		}
 		f := runs[e.Signal]
 		if f == nil {
-			f = &failRun{since: now}
+			f = &failRun{since: now, pos: i}
 			runs[e.Signal] = f
 		}
 		if !f.last.Equal(now) {
@@ -1156,6 +1160,7 @@ func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 		l.metrics.QueryError(target, e.Reason)
 		l.scratch.failed = append(l.scratch.failed, readEvent{target: target, signal: e.Signal, e: e, run: f})
 	}
+	from := len(l.scratch.ended)
 	for sig, f := range runs {
 		if f.last.Equal(now) {
 			continue
@@ -1166,6 +1171,15 @@ func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 		}
 		delete(runs, sig)
 	}
+	// In the order they failed: "signal read again" names them in it, as
+	// the line of their failure did (a map's order made it differ from
+	// one run to the next).
+	slices.SortFunc(l.scratch.ended[from:], func(a, b readEvent) int {
+		if c := a.run.since.Compare(b.run.since); c != 0 {
+			return c
+		}
+		return a.run.pos - b.run.pos
+	})
 	if len(runs) == 0 {
 		delete(l.failing, target)
 	}
