@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -1341,8 +1342,9 @@ func (u *unreached) log(lg *slog.Logger) {
 // transportCause is what a read failed on when the request never got an
 // answer (a *url.Error: DNS, a refused or reset connection, TLS, a
 // timeout): the operation and the server's address with the error, the
-// path and the query left out, so every query to one unreachable server
-// has the same cause. "" for any other error (the server answered).
+// path, the query and the connection's local address left out, so every
+// query to one unreachable server has the same cause. "" for any other
+// error (the server answered).
 func transportCause(err error) string {
 	ue, ok := errors.AsType[*url.Error](err)
 	if !ok {
@@ -1352,7 +1354,18 @@ func transportCause(err error) string {
 	if u, perr := url.Parse(ue.URL); perr == nil {
 		addr = u.Scheme + "://" + u.Host
 	}
-	return ue.Op + " " + addr + ": " + ue.Err.Error()
+	cause := ue.Err
+	// A reset or broken connection's error names its local address
+	// ("read tcp 10.1.0.7:41234->10.0.0.5:9090: ..."): each query's own
+	// ephemeral port made each its own cause, a line per signal again and
+	// a new rate-limiter key every cycle (a line every cycle, the
+	// limiter's map growing for the outage).
+	if oe, ok := cause.(*net.OpError); ok && oe.Source != nil {
+		c := *oe
+		c.Source = nil
+		cause = &c
+	}
+	return ue.Op + " " + addr + ": " + cause.Error()
 }
 
 // logTransportFailures logs as one line the cycle's failed reads of two or

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,6 +179,61 @@ func TestTransportFailureOneLine(t *testing.T) {
 	log := ll.logb.String()
 	for _, want := range []string{
 		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host" suppressed_since_last=0`,
+		`msg="signal read again" target=chat targets=2 signals=running,waiting,ttft failed_for=45s failed_cycles=3`,
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q", want)
+		}
+	}
+	if n := strings.Count(log, `msg="signal read`); n != 2 {
+		t.Errorf("%d read lines, want 2:\n%s", n, log)
+	}
+}
+
+// TestTransportResetOneLine: Prometheus resets every connection (a proxy
+// in front of it restarting, say), so each query's error names its own
+// connection, local port and all: "read tcp 10.1.0.7:<port>->
+// 10.0.0.5:9090: read: connection reset by peer". The cause leaves the
+// local address out, so three cycles 15 s apart (t=15, 30, 45), each
+// query on a port of its own, are one line (the limiter's key the same
+// each cycle: the second and third inside its minute) and one when the
+// reads come back at t=60: 45 s, 3 cycles. With the port in the cause it
+// was a line per signal each cycle, a new key every time.
+func TestTransportResetOneLine(t *testing.T) {
+	ll := newLogLoop(t, LoopOptions{}, nil)
+	port := 41000
+	reset := func() error {
+		port++
+		return &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "up", Err: &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090/api/v1/query",
+			Err: &net.OpError{Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(10, 1, 0, 7), Port: port}, Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 9090},
+				Err: os.NewSyscallError("read", syscall.ECONNRESET)}}}
+	}
+	failing := func() (Reading, Reading) {
+		chat := Reading{Obs: unknownObservation(), Errors: []ReadError{
+			{Signal: "running", Reason: "unavailable", Err: reset()},
+			{Signal: "waiting", Reason: "unavailable", Err: reset()},
+			{Signal: "ttft", Reason: "unavailable", Err: reset()},
+		}}
+		other := Reading{Obs: unknownObservation(), Errors: []ReadError{
+			{Signal: "running", Reason: "unavailable", Err: reset()},
+			{Signal: "waiting", Reason: "unavailable", Err: reset()},
+		}}
+		return chat, other
+	}
+	at := func(sec int, c, o Reading) {
+		ll.src.set("chat", c)
+		ll.src.set("other", o)
+		ll.at(sec)
+	}
+	at(0, load(1, 50, 10), load(1, 5, 0))
+	for _, s := range []int{15, 30, 45} {
+		c, o := failing()
+		at(s, c, o)
+	}
+	at(60, load(1, 50, 10), load(1, 5, 0))
+	log := ll.logb.String()
+	for _, want := range []string{
+		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="Post http://prometheus.monitoring:9090: read tcp 10.0.0.5:9090: read: connection reset by peer" suppressed_since_last=0`,
 		`msg="signal read again" target=chat targets=2 signals=running,waiting,ttft failed_for=45s failed_cycles=3`,
 	} {
 		if strings.Count(log, want) != 1 {
