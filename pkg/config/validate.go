@@ -233,15 +233,25 @@ const MaxClientFileSize = 16 << 20
 // every query while --check-config said valid), and the TLS files must
 // load (Prometheus's client loads them when serve starts). A file that
 // does not exist is a warning (File.Warnings), not an error:
-// --check-config runs where the pod's Secrets are not mounted, and a file
-// written after serve starts (a secrets agent) is read at the next query. Relative paths are
+// --check-config runs where the pod's Secrets are not mounted, and a
+// credential file written after serve starts (a secrets agent) is read at
+// the next query; a tls_config file is read when the client is made, so
+// serve stops at start without it (the warning says which). Relative paths are
 // relative to serve's working directory, as the client reads them.
 func (v *validator) clientFiles() {
 	hc := &v.cfg.Prometheus.HTTPClientConfig
-	var files []struct{ key, path string }
+	type file struct {
+		key, path string
+		// atStart: the client reads it when it is made (RoundTripper:
+		// prometheus/common's TLS round tripper loads tls_config's CA,
+		// certificate and key), so serve stops at start while it is
+		// missing; the others are read at each request.
+		atStart bool
+	}
+	var files []file
 	add := func(key, path string) {
 		if path != "" {
-			files = append(files, struct{ key, path string }{"prometheus." + key, path})
+			files = append(files, file{"prometheus." + key, path, strings.HasPrefix(key, "tls_config.")})
 		}
 	}
 	if a := hc.BasicAuth; a != nil {
@@ -268,8 +278,13 @@ func (v *validator) clientFiles() {
 		case errors.Is(err, fs.ErrNotExist):
 			// Not mounted here (--check-config where the pod's
 			// Secrets are not): loaded, and said, since serve started
-			// so fails every query until the file is there.
-			v.warn(f.key, "%s does not exist here: every query to Prometheus fails until it does (a Secret not mounted, or a typo in the path)", f.path)
+			// so fails every query until the file is there, or, a TLS
+			// file, does not start.
+			if f.atStart {
+				v.warn(f.key, "%s does not exist here: serve stops at start until it does (Prometheus's client loads the TLS files when it is made; a Secret not mounted, or a typo in the path)", f.path)
+			} else {
+				v.warn(f.key, "%s does not exist here: every query to Prometheus fails until it does (a Secret not mounted, or a typo in the path)", f.path)
+			}
 			ok = false
 			continue
 		case err != nil:
