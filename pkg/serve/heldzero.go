@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"time"
 
@@ -58,4 +59,27 @@ func carryHeldZero(t *target, rd *Reading) string {
 // promql.FlowQueueLookbackFor its cooldownPeriod.
 func flowQueueLookback(t *config.Target) time.Duration {
 	return promql.FlowQueueLookbackFor(time.Duration(t.Zero.Cooldown))
+}
+
+// sameHeldReader reports whether targets a and b (one target's config
+// before and after a reload) read their held count alike: the same
+// server, selector, pages and pool, and the same zero keys but the
+// cooldown. carryHeldZero's proof, a known 0 at zero read by the
+// flow-control query (the queue family scraped), is of one reader: a 0
+// read by a zero.held query (`... or vector(0)` reads 0 whatever is
+// scraped), a page in embedded mode, or another pool's selector proves
+// nothing of the next one's, so Loop.install drops State.HeldZeroAt when
+// they differ (as when the source does) and the next known 0 at zero sets
+// it again. A state file restored at start is not compared (it has no
+// config): docs/llm-d.md says so.
+func sameHeldReader(a, b *config.Target) bool {
+	reader := func(t *config.Target) (z config.Zero) {
+		if t.Zero != nil {
+			z = *t.Zero
+		}
+		z.Cooldown = 0
+		return z
+	}
+	return a.Server == b.Server && a.Selector == b.Selector && reflect.DeepEqual(a.Scrape, b.Scrape) &&
+		reflect.DeepEqual(a.InferencePoolRef, b.InferencePoolRef) && reader(a) == reader(b)
 }

@@ -189,3 +189,69 @@ func TestHeldZeroCarried(t *testing.T) {
 	l2, m2, r2 := start(store)
 	check("restart, gone", l2, m2, r2, want{valid: true, warning: carried})
 }
+
+// TestHeldZeroReload: the carry's proof is a known 0 at zero read by the
+// flow-control query (the queue family scraped). A pool at zero whose held
+// was read by a zero.held query (here one that reads 0 whatever is
+// scraped, `... or vector(0)`: held_zero_at t0), reloaded at t0+15s to
+// flow_control with no queue series within the lookback, had held 0
+// carried "from the known 0 at zero" of the other query: now it is the
+// error (empty, counted), until the flow-control query itself reads 0 at
+// zero (t0+30s). A reload that changes only the cooldown keeps it
+// (t0+45s: carried from t0+30s, the lookback 10m + 15m = 25m); another
+// prometheus.url drops it (t0+60s).
+func TestHeldZeroReload(t *testing.T) {
+	var held atomic.Value
+	srv, srv2 := eppZeroPrometheus(t, &held), eppZeroPrometheus(t, &held)
+	parse := func(url, zero string) *config.File {
+		t.Helper()
+		body := strings.Replace(fmt.Sprintf(eppZeroConfig, url), "zero: {flow_control: true, cooldownPeriod: 300s}", "zero: "+zero, 1)
+		cfg, err := config.Parse([]byte(body), "prom.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	flow := parse(srv.URL, "{flow_control: true, cooldownPeriod: 300s}")
+	longer := parse(srv.URL, "{flow_control: true, cooldownPeriod: 600s}")
+	query := parse(srv.URL, `{held: 'sum(llm_d_epp_flow_control_queue_size{service="chat-epp"}) or vector(0)', cooldownPeriod: 300s}`)
+	other := parse(srv2.URL, "{flow_control: true, cooldownPeriod: 300s}")
+	clk := t0
+	src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Evaluator.BatchSize = 1
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	var recs []Record
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return clk }, OnDecision: func(r Record) { recs = append(recs, r) }})
+	step := func(sec int, cfg *config.File, h string, valid bool, errs, warning string, empty float64) {
+		t.Helper()
+		clk = t0.Add(time.Duration(sec) * time.Second)
+		if err := l.SetConfig(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		held.Store(h)
+		before := len(recs)
+		l.Cycle(t.Context())
+		if len(recs) != before+1 {
+			t.Fatalf("t0+%ds: %d records, want 1", sec, len(recs)-before)
+		}
+		r := recs[len(recs)-1]
+		ok := false
+		for _, raw := range r.Raw {
+			ok = ok || raw.Valid
+		}
+		e, w := strings.Join(r.Errors, "; "), strings.Join(r.Warnings, "; ")
+		if ok != valid || r.Desired != 0 || !strings.Contains(e, errs) || (errs == "") != (e == "") || w != warning || queryErrors(m, "chat", "empty") != empty {
+			t.Errorf("t0+%ds: valid %v desired %d errors %q warnings %q empty %v; want valid %v desired 0, errors with %q, warnings %q, empty %v",
+				sec, ok, r.Desired, e, w, queryErrors(m, "chat", "empty"), valid, errs, warning, empty)
+		}
+	}
+	gone := "held: empty: promql: empty: flow-control saturation without a queue series within the lookback"
+	step(0, query, "0", true, "", "", 0)
+	step(15, flow, "gone", false, gone, "", 1)
+	step(30, flow, "0", true, "", "", 1)
+	step(45, longer, "gone", true, "", "held 0: no flow-control queue series within 25m; carried from the known 0 at zero at 2026-01-05T10:00:30Z", 1)
+	step(60, other, "gone", false, gone, "", 2)
+}

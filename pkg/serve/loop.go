@@ -113,6 +113,9 @@ type Loop struct {
 	// unclaimed is the list logUnclaimed logged last (nil before the
 	// first); guarded by configMu.
 	unclaimed []string
+	// promURL is the prometheus.url of the config SetConfig installed
+	// last ("": embedded mode, or none yet); guarded by configMu.
+	promURL string
 	// restoring counts the targets whose restore has not finished yet;
 	// cycles leave them out (while > 0, Cycle filters the target list).
 	restoring atomic.Int64
@@ -225,7 +228,8 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	}
 	l.configMu.Lock()
 	defer l.configMu.Unlock()
-	fresh := l.install(next)
+	fresh := l.install(next, cfg.Prometheus.URL != l.promURL)
+	l.promURL = cfg.Prometheus.URL
 	l.logUnclaimed(next)
 	// The new targets' restores (a state file, or a rebuild: two range
 	// queries, each up to prometheus.timeout against a hanging Prometheus)
@@ -255,8 +259,11 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 // whose key is unchanged take over their predecessors' memory, the others
 // are marked restoring and returned, and the targets no longer configured
 // lose their series. A target switched between one pool and a P/D pair
-// is logged (switchedForm): its state is not carried over.
-func (l *Loop) install(next []*target) (fresh []*target) {
+// is logged (switchedForm): its state is not carried over. A target whose
+// held count is read from another place (sourceChanged: another
+// prometheus.url or mode; or its own keys, sameHeldReader) loses its
+// State.HeldZeroAt: the known 0 it records was another reader's.
+func (l *Loop) install(next []*target, sourceChanged bool) (fresh []*target) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
 	l.switchedForm(next)
@@ -267,6 +274,9 @@ func (l *Loop) install(next []*target) (fresh []*target) {
 	for _, t := range next {
 		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
+			if sourceChanged || !sameHeldReader(&o.cfg, &t.cfg) {
+				t.run.State.HeldZeroAt = time.Time{}
+			}
 			delete(old, t.key)
 			continue
 		}
