@@ -1221,10 +1221,14 @@ func (l *Loop) logReads(now time.Time) {
 		if ev.run == nil {
 			continue // logged with an earlier one of its group
 		}
+		// Errors of other transport causes are not one: embedded mode's
+		// pages on other hosts, each down on its own, were one line
+		// naming the first host (the others' limited away with it).
+		cause := transportCause(ev.e.Err)
 		group := failed[i:]
 		targets, more := 1, false
 		for j := 1; j < len(group); j++ {
-			if o := group[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.target != ev.target {
+			if o := group[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.target != ev.target && transportCause(o.e.Err) == cause {
 				more = true
 				break
 			}
@@ -1239,7 +1243,7 @@ func (l *Loop) logReads(now time.Time) {
 		runs := []*failRun{ev.run}
 		seen := map[string]bool{ev.target: true}
 		for j := i + 1; j < len(failed); j++ {
-			if o := failed[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason {
+			if o := failed[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && transportCause(o.e.Err) == cause {
 				if !seen[o.target] {
 					seen[o.target] = true
 					targets++
@@ -1249,7 +1253,7 @@ func (l *Loop) logReads(now time.Time) {
 			}
 		}
 		failed[i].run = nil
-		if suppressed, ok := l.limiter.allow(now, "\x00targets\x00"+ev.signal+"\x00"+ev.e.Reason); ok {
+		if suppressed, ok := l.limiter.allow(now, "\x00targets\x00"+ev.signal+"\x00"+ev.e.Reason+"\x00"+cause); ok {
 			l.log.Warn("signal read failed", "target", ev.target, "targets", targets, "signal", ev.signal, "reason", ev.e.Reason, "err", ev.e.Err, "suppressed_since_last", suppressed)
 			for _, f := range runs {
 				f.logged = true
@@ -1479,7 +1483,7 @@ func (l *Loop) logWarnings(now time.Time) {
 	}
 }
 
-// logLimiter logs each (target, signal, reason) at most once per
+// logLimiter logs each (target, signal, reason, transport cause) at most once per
 // logEvery, counting what it suppressed in between.
 type logLimiter struct {
 	mu   sync.Mutex
@@ -1494,8 +1498,10 @@ type limited struct {
 const logEvery = time.Minute
 
 // log logs e unless the limiter suppresses it, and reports whether it did.
+// Its transport cause is in the key: two pages of one target on hosts
+// down each on its own are two lines.
 func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) bool {
-	suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason)
+	suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason+"\x00"+transportCause(e.Err))
 	if ok {
 		lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", suppressed)
 	}

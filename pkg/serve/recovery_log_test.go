@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -242,6 +243,43 @@ func TestTransportResetOneLine(t *testing.T) {
 	}
 	if n := strings.Count(log, `msg="signal read`); n != 2 {
 		t.Errorf("%d read lines, want 2:\n%s", n, log)
+	}
+}
+
+// TestPagesOnHostsDownOwnLines: embedded mode, three replicas' hosts down
+// each on its own (connection refused): chat's pages on 10.0.0.5 and
+// 10.0.0.6, other's on 10.0.0.5 (the same host: one cause) and 10.0.0.7,
+// two cycles 15 s apart. Each host is a line in the first cycle, 10.0.0.5
+// one line for both targets (targets=2), and none in the second (within
+// the minute): 3 lines. Before, the four errors (one signal, page, one
+// reason) were one line naming 10.0.0.5 with targets=2, and chat's second
+// page was limited away with its first: 10.0.0.6 and 10.0.0.7 in no line.
+func TestPagesOnHostsDownOwnLines(t *testing.T) {
+	ll := newLogLoop(t, LoopOptions{}, nil)
+	refused := func(host string) ReadError {
+		u := "http://" + host + ":8000/metrics"
+		return ReadError{Signal: "page", Reason: "unavailable", Err: fmt.Errorf("%s: cannot fetch metrics page: %w", u, &url.Error{Op: "Get", URL: u,
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP(host), Port: 8000}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}})}
+	}
+	chat := Reading{Obs: unknownObservation(), Errors: []ReadError{refused("10.0.0.5"), refused("10.0.0.6")}}
+	other := Reading{Obs: unknownObservation(), Errors: []ReadError{refused("10.0.0.5"), refused("10.0.0.7")}}
+	for _, sec := range []int{15, 30} {
+		ll.src.set("chat", chat)
+		ll.src.set("other", other)
+		ll.at(sec)
+	}
+	log := ll.logb.String()
+	for _, want := range []string{
+		`msg="signal read failed" target=chat targets=2 signal=page reason=unavailable err="http://10.0.0.5:8000/metrics: cannot fetch metrics page: Get \"http://10.0.0.5:8000/metrics\": dial tcp 10.0.0.5:8000: connect: connection refused" suppressed_since_last=0`,
+		`msg="signal read failed" target=chat signal=page reason=unavailable err="http://10.0.0.6:8000/metrics: cannot fetch metrics page: Get \"http://10.0.0.6:8000/metrics\": dial tcp 10.0.0.6:8000: connect: connection refused" suppressed_since_last=0`,
+		`msg="signal read failed" target=other signal=page reason=unavailable err="http://10.0.0.7:8000/metrics: cannot fetch metrics page: Get \"http://10.0.0.7:8000/metrics\": dial tcp 10.0.0.7:8000: connect: connection refused" suppressed_since_last=0`,
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("want one %q", want)
+		}
+	}
+	if n := strings.Count(log, `msg="signal read`); n != 3 {
+		t.Errorf("%d read lines, want 3:\n%s", n, log)
 	}
 }
 
