@@ -32,10 +32,11 @@ import (
 // promql.ErrFlowQueueGone (the saturation is there: not a Prometheus
 // failure, flow control off, or an EPP not scraped), and t's stay at zero
 // began with a decision that read held known 0 (State.HeldZeroAt, kept by
-// the Decider and persisted with --state-dir). Then held is 0 and its
-// error is dropped: neither counted nor logged. Without HeldZeroAt (serve
-// started on a pool at zero already past the lookback, with no state or a
-// rebuilt one) the error stays.
+// the Decider and persisted with --state-dir; a rebuild from Prometheus
+// sets it when the last desired exported was 0, Rebuilder.Rebuild). Then
+// held is 0 and its error is dropped: neither counted nor logged. Without
+// HeldZeroAt (serve started on a pool at zero already past the lookback
+// with no state, none rebuilt, or a last desired above 0) the error stays.
 func carryHeldZero(t *target, rd *Reading) string {
 	since := t.run.State.HeldZeroAt
 	if since.IsZero() || !rd.CurrentKnown || rd.Obs.Current != 0 || !math.IsNaN(rd.Obs.Held) {

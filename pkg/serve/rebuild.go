@@ -84,6 +84,20 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	// Activity is not in the series: assume the target was active at its
 	// last decision, so a scale-to-zero cooldown starts over (never early).
 	p.State.LastActive = last.at
+	// A target of min 0 whose last desired was 0 was taken there by
+	// idle-to-zero, which needs held known 0 (the HPA's arithmetic never
+	// goes below 1): its stay at zero began with held known 0, what
+	// State.HeldZeroAt records (carryHeldZero), dated at the trailing
+	// zeros' first sample in the window (the stay may be older). Without
+	// it an llm-d pool idle at zero past its flow-queue lookback read held
+	// unknown after every restart of serve without --state-dir.
+	if pol.Min == 0 && last.v == 0 {
+		i := len(dpts) - 1
+		for i > 0 && dpts[i-1].v == 0 {
+			i--
+		}
+		p.State.HeldZeroAt = dpts[i].at
+	}
 	return p, nil
 }
 

@@ -98,6 +98,51 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	}
 }
 
+// zerosRange answers infscale_desired_replicas as 2 at t0 then 0 every
+// 15 s to t0+60s, and infscale_recommended_replicas as 0.
+type zerosRange struct{ fakeRange }
+
+func (f *zerosRange) Range(_ context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	s := &model.SampleStream{}
+	for i, v := range []float64{2, 0, 0, 0, 0} {
+		if strings.Contains(q, "recommended") {
+			v = 0
+		}
+		s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(i) * 15 * time.Second).UnixNano()), Value: model.SampleValue(v)})
+	}
+	return model.Matrix{s}, nil, nil
+}
+
+// TestRebuildHeldZeroAt: a target of min 0 whose exported desired went 2
+// -> 0 at t0+15s and stayed 0 to t0+60s was taken to zero by idle-to-zero,
+// which needs held known 0: the rebuilt state dates HeldZeroAt at the
+// trailing zeros' first sample, t0+15s, so an llm-d pool idle at zero past
+// its lookback carries held 0 after a restart without --state-dir
+// (carryHeldZero). With min 1 (never at zero by infscale) it stays unset.
+func TestRebuildHeldZeroAt(t *testing.T) {
+	rb := &Rebuilder{API: &zerosRange{}, Step: 15 * time.Second}
+	for _, tc := range []struct {
+		min  int
+		want time.Time
+	}{{0, t0.Add(15 * time.Second)}, {1, time.Time{}}} {
+		zero := ""
+		if tc.min == 0 {
+			zero = "  zero: {flow_control: true}\n"
+		}
+		cfg, err := config.Parse(fmt.Appendf(nil, "prometheus: {url: http://127.0.0.1:1}\ntargets:\n- name: chat\n  server: epp\n  selector: '{service=\"chat-epp\"}'\n  metrics: [{type: queue, target: 24}]\n  minReplicaCount: %d\n  maxReplicaCount: 4\n%s", tc.min, zero), "z.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := rb.Rebuild(t.Context(), &cfg.Targets[0], t0.Add(75*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Desired != 0 || !p.State.HeldZeroAt.Equal(tc.want) {
+			t.Errorf("min %d: desired %d, held_zero_at %v; want 0 and %v", tc.min, p.Desired, p.State.HeldZeroAt, tc.want)
+		}
+	}
+}
+
 // TestRebuildPointsGarbage: what infscale never exported is skipped when
 // its series are read back: NaN, ±Inf, a negative count and one above max
 // int32 (no replica count); 2.6 rounds to 3.
