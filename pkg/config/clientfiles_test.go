@@ -108,6 +108,13 @@ func TestMissingClientFileWarning(t *testing.T) {
 			[]string{"prometheus.basic_auth.password_file: " + gone("pw") + perQuery}, true},
 		{"  oauth2: {client_id: x, client_secret_file: " + gone("secret") + ", token_url: 'http://127.0.0.1:1/t', tls_config: {ca_file: " + gone("o.crt") + "}}\n",
 			[]string{"prometheus.oauth2.client_secret_file: " + gone("secret") + perQuery, "prometheus.oauth2.tls_config.ca_file: " + gone("o.crt") + perQuery}, true},
+		// prometheus/common moves bearer_token_file to
+		// authorization.credentials_file: named as written, or as
+		// authorization when written so.
+		{"  bearer_token_file: " + gone("token") + "\n",
+			[]string{"prometheus.bearer_token_file: " + gone("token") + perQuery}, true},
+		{"  authorization: {credentials_file: " + gone("cred") + "}\n",
+			[]string{"prometheus.authorization.credentials_file: " + gone("cred") + perQuery}, true},
 		{"  tls_config: {ca_file: " + gone("ca.crt") + "}\n",
 			[]string{"prometheus.tls_config.ca_file: " + gone("ca.crt") + atStart}, false},
 		{"  tls_config: {cert_file: " + gone("c.crt") + ", key_file: " + gone("c.key") + "}\n",

@@ -259,7 +259,13 @@ func (v *validator) clientFiles() {
 		add("basic_auth.password_file", a.PasswordFile)
 	}
 	if a := hc.Authorization; a != nil {
-		add("authorization.credentials_file", a.CredentialsFile)
+		// prometheus/common's Validate moves bearer_token_file here:
+		// named as the user wrote it.
+		key := "authorization.credentials_file"
+		if v.present("prometheus.bearer_token_file") {
+			key = "bearer_token_file"
+		}
+		add(key, a.CredentialsFile)
 	}
 	add("bearer_token_file", hc.BearerTokenFile)
 	if o := hc.OAuth2; o != nil {
