@@ -156,39 +156,14 @@ func TestReadFailuresOfManyTargetsOneLine(t *testing.T) {
 // is one line too, failed_for=45s failed_cycles=3. A 500 (the server
 // answered) stays a line per signal (TestReadFailuresOfManyTargetsOneLine).
 func TestTransportFailureOneLine(t *testing.T) {
-	ll := newLogLoop(t, LoopOptions{}, nil)
 	dns := &net.DNSError{Err: "no such host", Name: "prometheus.monitoring", IsNotFound: true}
-	down := func(path string) error {
-		return &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "up", Err: &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090" + path, Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}}
-	}
-	chat := Reading{Obs: unknownObservation(), Errors: []ReadError{
-		{Signal: "running", Reason: "unavailable", Err: down("/api/v1/query")},
-		{Signal: "waiting", Reason: "unavailable", Err: down("/api/v1/query")},
-		{Signal: "ttft", Reason: "unavailable", Err: down("/api/v1/query_range")},
-	}}
-	other := Reading{Obs: unknownObservation(), Errors: chat.Errors[:2]}
-	at := func(sec int, c, o Reading) {
-		ll.src.set("chat", c)
-		ll.src.set("other", o)
-		ll.at(sec)
-	}
-	at(0, load(1, 50, 10), load(1, 5, 0))
-	for _, s := range []int{15, 30, 45} {
-		at(s, chat, other)
-	}
-	at(60, load(1, 50, 10), load(1, 5, 0))
-	log := ll.logb.String()
-	for _, want := range []string{
-		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host" suppressed_since_last=0`,
-		`msg="signal read again" target=chat targets=2 signals=running,waiting,ttft failed_for=45s failed_cycles=3`,
-	} {
-		if strings.Count(log, want) != 1 {
-			t.Errorf("want one %q", want)
+	transportOutage(t, func(signal string) error {
+		path := "/api/v1/query"
+		if signal == "ttft" {
+			path = "/api/v1/query_range"
 		}
-	}
-	if n := strings.Count(log, `msg="signal read`); n != 2 {
-		t.Errorf("%d read lines, want 2:\n%s", n, log)
-	}
+		return &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090" + path, Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}
+	}, "Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host")
 }
 
 // TestTransportResetOneLine: Prometheus resets every connection (a proxy
@@ -201,25 +176,30 @@ func TestTransportFailureOneLine(t *testing.T) {
 // reads come back at t=60: 45 s, 3 cycles. With the port in the cause it
 // was a line per signal each cycle, a new key every time.
 func TestTransportResetOneLine(t *testing.T) {
-	ll := newLogLoop(t, LoopOptions{}, nil)
 	port := 41000
-	reset := func() error {
+	transportOutage(t, func(string) error {
 		port++
-		return &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "up", Err: &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090/api/v1/query",
+		return &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090/api/v1/query",
 			Err: &net.OpError{Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(10, 1, 0, 7), Port: port}, Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 9090},
-				Err: os.NewSyscallError("read", syscall.ECONNRESET)}}}
-	}
-	failing := func() (Reading, Reading) {
-		chat := Reading{Obs: unknownObservation(), Errors: []ReadError{
-			{Signal: "running", Reason: "unavailable", Err: reset()},
-			{Signal: "waiting", Reason: "unavailable", Err: reset()},
-			{Signal: "ttft", Reason: "unavailable", Err: reset()},
-		}}
-		other := Reading{Obs: unknownObservation(), Errors: []ReadError{
-			{Signal: "running", Reason: "unavailable", Err: reset()},
-			{Signal: "waiting", Reason: "unavailable", Err: reset()},
-		}}
-		return chat, other
+				Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	}, "Post http://prometheus.monitoring:9090: read tcp 10.0.0.5:9090: read: connection reset by peer")
+}
+
+// transportOutage runs a transport outage through a logLoop: chat's
+// running, waiting and ttft reads and other's running and waiting fail
+// with errOf(signal) (called afresh for every read) at t=15, 30 and 45,
+// all read at 0 and 60. The log must have one failure line naming the
+// three signals, targets=2 and cause, and one recovery line: 45 s, 3
+// cycles.
+func transportOutage(t *testing.T, errOf func(signal string) error, cause string) {
+	t.Helper()
+	ll := newLogLoop(t, LoopOptions{}, nil)
+	failing := func(signals ...string) Reading {
+		r := Reading{Obs: unknownObservation()}
+		for _, sig := range signals {
+			r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "unavailable", Err: &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "up", Err: errOf(sig)}})
+		}
+		return r
 	}
 	at := func(sec int, c, o Reading) {
 		ll.src.set("chat", c)
@@ -228,13 +208,12 @@ func TestTransportResetOneLine(t *testing.T) {
 	}
 	at(0, load(1, 50, 10), load(1, 5, 0))
 	for _, s := range []int{15, 30, 45} {
-		c, o := failing()
-		at(s, c, o)
+		at(s, failing("running", "waiting", "ttft"), failing("running", "waiting"))
 	}
 	at(60, load(1, 50, 10), load(1, 5, 0))
 	log := ll.logb.String()
 	for _, want := range []string{
-		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="Post http://prometheus.monitoring:9090: read tcp 10.0.0.5:9090: read: connection reset by peer" suppressed_since_last=0`,
+		`msg="signal reads failed" target=chat targets=2 signals=running,waiting,ttft reason=unavailable err="` + cause + `" suppressed_since_last=0`,
 		`msg="signal read again" target=chat targets=2 signals=running,waiting,ttft failed_for=45s failed_cycles=3`,
 	} {
 		if strings.Count(log, want) != 1 {
