@@ -120,6 +120,16 @@ type PolicyFlags struct {
 // command line with neither a PAGE nor a signal flag is refused: it would
 // decide on nothing (reason no-data) and exit 0.
 func (c *DecideCmd) Run(e *env) error {
+	// The page flags need pages (kube's decisions give their own).
+	urls := slices.ContainsFunc(c.Pages, func(pg string) bool {
+		return strings.HasPrefix(pg, "http://") || strings.HasPrefix(pg, "https://")
+	})
+	if err := needsFlag(e.given, "server", len(c.Pages) > 0, "a PAGE (it names the server that wrote the pages; signals given as flags have none)"); err != nil {
+		return err
+	}
+	if err := needsFlag(e.given, "timeout", urls, "a PAGE that is an http(s) URL (it bounds one fetch; a file or - is read as it is)"); err != nil {
+		return err
+	}
 	c.needSignals = true
 	_, err := c.decide(e)
 	return err

@@ -414,7 +414,8 @@ func TestDecideCLIStateInvalid(t *testing.T) {
 
 // Pages are running replicas: --current below their number is refused (it
 // dropped the pages' requests and decided from zero), and so is --unready
-// beyond the replicas without a page. "- -" reads stdin once; --timeout > 0.
+// beyond the replicas without a page. "- -" reads stdin once; --timeout > 0,
+// and given only with a URL page; --server only with a page.
 func TestDecideCLIPagesInvalid(t *testing.T) {
 	page := "testdata/vllm-running2-waiting10.prom"
 	for _, tc := range []struct {
@@ -425,7 +426,11 @@ func TestDecideCLIPagesInvalid(t *testing.T) {
 		{append(pageCopies(t, page, 2), "--current", "1"), "--current must be >= 2"},
 		{append(pageCopies(t, page, 2), "--current", "3", "--unready", "2"), "--unready 2: want 0..1"}, // 3 − 2 pages = 1
 		{[]string{"-", "-"}, "standard input can be read only once"},
-		{[]string{page, "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
+		{[]string{"http://127.0.0.1:1/metrics", "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
+		// The page flags need pages: --timeout a URL (a file is read as
+		// it is), --server any page (flags have no server).
+		{[]string{page, "--timeout", "5s"}, "--timeout needs a PAGE that is an http(s) URL (it bounds one fetch; a file or - is read as it is) (without it the flag would be ignored)"},
+		{[]string{"--queue", "40", "--server", "vllm"}, "--server needs a PAGE (it names the server that wrote the pages; signals given as flags have none) (without it the flag would be ignored)"},
 	} {
 		code, out, errs := runDecide(t, tc.args...)
 		if code != exitInvalid || out != "" || !strings.Contains(errs, tc.want) {
