@@ -22,6 +22,7 @@ import (
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/quantity"
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
@@ -121,9 +122,7 @@ type PolicyFlags struct {
 // decide on nothing (reason no-data) and exit 0.
 func (c *DecideCmd) Run(e *env) error {
 	// The page flags need pages (kube's decisions give their own).
-	urls := slices.ContainsFunc(c.Pages, func(pg string) bool {
-		return strings.HasPrefix(pg, "http://") || strings.HasPrefix(pg, "https://")
-	})
+	urls := slices.ContainsFunc(c.Pages, sourcekey.IsHTTP)
 	if err := needsFlag(e.given, "server", len(c.Pages) > 0, "a PAGE (it names the server that wrote the pages; signals given as flags have none)"); err != nil {
 		return err
 	}

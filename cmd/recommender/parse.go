@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -134,6 +135,9 @@ func (c *ParseCmd) validate(given map[string]bool) error {
 		return invalidf("PAGE -: standard input can be read only once (no second scrape, no --interval)")
 	}
 	if err := needsFlag(given, "cpu-request", c.Interval != nil, "--interval (CPU % of the request is a rate: two scrapes)"); err != nil {
+		return err
+	}
+	if err := needsFlag(given, "timeout", slices.ContainsFunc(c.Pages, sourcekey.IsHTTP), "a PAGE that is an http(s) URL (it bounds one fetch; a file or - is read as it is)"); err != nil {
 		return err
 	}
 	if c.Interval == nil {

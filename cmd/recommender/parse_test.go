@@ -194,6 +194,7 @@ func TestParseInvalid(t *testing.T) {
 		"huge interval":                {[]string{"--interval", "100000h", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 100000h: want 100ms to 1h"}},
 		"interval with file":           {[]string{"--interval", "15s", "http://127.0.0.1:1/metrics", good}, "", 2, []string{"--interval with PAGE " + good + ": a file is the same page when read again"}},
 		"no page":                      {nil, "", 2, []string{"PAGE"}},
+		"timeout with files only":      {[]string{"--timeout", "3s", good}, "", 2, []string{"--timeout needs a PAGE that is an http(s) URL"}},
 		// An unset shell variable ("$PAGE") printed ": invalid page source:
 		// no such file or directory", naming nothing.
 		"empty page": {[]string{good, ""}, "", 2, []string{"PAGE 2 is empty", "unset shell variable"}},
