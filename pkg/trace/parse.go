@@ -19,7 +19,8 @@ type Options struct {
 	// Seed seeds generated traces (reference, synthetic without seed=).
 	Seed uint64
 	// Sort allows a file whose rows are out of arrival order (it is read
-	// into memory and sorted); without it such a file is an error.
+	// into memory and sorted); without it such a file is an error. With a
+	// generated trace (reference, synthetic:) it is an error.
 	Sort bool
 	// RateScale compresses time by this factor (0 or 1: unchanged).
 	RateScale float64
@@ -53,6 +54,10 @@ func Parse(spec string, opts Options) (Source, error) {
 		return Source{}, err
 	}
 	if opts.Sort {
+		if kind, _, _ := strings.Cut(spec, ":"); kind == "reference" || kind == "synthetic" {
+			// Ignored, it would say nothing: a generated trace is in order.
+			return Source{}, fmt.Errorf("trace %q is generated in time order: sort (--sort) applies to a trace file; leave it out", spec)
+		}
 		if src, err = Sorted(src); err != nil {
 			return Source{}, err
 		}

@@ -742,3 +742,15 @@ func TestSpanSign(t *testing.T) {
 		}
 	}
 }
+
+// TestSortGeneratedRefused: sort applies to a trace file (its rows read and
+// sorted); a generated trace is in time order, so Sort with reference or a
+// synthetic: spec is refused, naming the spec, rather than ignored.
+func TestSortGeneratedRefused(t *testing.T) {
+	for _, spec := range []string{"reference", "synthetic:poisson,rate=1,duration=60", "synthetic:onoff"} {
+		_, err := Parse(spec, Options{Seed: 1, Sort: true})
+		if want := "trace \"" + spec + "\" is generated in time order: sort (--sort) applies to a trace file"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with Sort: %v, want %q", spec, err, want)
+		}
+	}
+}
