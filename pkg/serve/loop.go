@@ -1143,6 +1143,7 @@ type readEvent struct {
 	target string
 	signal string
 	e      ReadError
+	cause  string   // transportCause(e.Err), worked out once at noteReads
 	run    *failRun // the run's state (a copy once it ended)
 }
 
@@ -1169,7 +1170,7 @@ func (l *Loop) noteReads(now time.Time, target string, errs []ReadError) {
 			continue // counted and logged at its read
 		}
 		l.metrics.QueryError(target, e.Reason)
-		l.scratch.failed = append(l.scratch.failed, readEvent{target: target, signal: e.Signal, e: e, run: f})
+		l.scratch.failed = append(l.scratch.failed, readEvent{target: target, signal: e.Signal, e: e, cause: transportCause(e.Err), run: f})
 	}
 	from := len(l.scratch.ended)
 	for sig, f := range runs {
@@ -1224,17 +1225,17 @@ func (l *Loop) logReads(now time.Time) {
 		// Errors of other transport causes are not one: embedded mode's
 		// pages on other hosts, each down on its own, were one line
 		// naming the first host (the others' limited away with it).
-		cause := transportCause(ev.e.Err)
+		cause := ev.cause
 		group := failed[i:]
 		targets, more := 1, false
 		for j := 1; j < len(group); j++ {
-			if o := group[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.target != ev.target && transportCause(o.e.Err) == cause {
+			if o := group[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.target != ev.target && o.cause == cause {
 				more = true
 				break
 			}
 		}
 		if !more { // one target: its own line per error
-			if l.limiter.log(l.log, now, ev.target, ev.e) {
+			if l.limiter.log(l.log, now, ev.target, ev.e, ev.cause) {
 				ev.run.logged = true
 			}
 			failed[i].run = nil
@@ -1243,7 +1244,7 @@ func (l *Loop) logReads(now time.Time) {
 		runs := []*failRun{ev.run}
 		seen := map[string]bool{ev.target: true}
 		for j := i + 1; j < len(failed); j++ {
-			if o := failed[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && transportCause(o.e.Err) == cause {
+			if o := failed[j]; o.run != nil && o.signal == ev.signal && o.e.Reason == ev.e.Reason && o.cause == cause {
 				if !seen[o.target] {
 					seen[o.target] = true
 					targets++
@@ -1401,11 +1402,10 @@ func (l *Loop) logTransportFailures(now time.Time, failed []readEvent) {
 		if ev.run == nil {
 			continue
 		}
-		c := transportCause(ev.e.Err)
-		if c == "" {
+		if ev.cause == "" {
 			continue
 		}
-		key := ev.e.Reason + "\x00" + c
+		key := ev.e.Reason + "\x00" + ev.cause
 		g := groups[key]
 		if g == nil {
 			if groups == nil {
@@ -1433,7 +1433,7 @@ func (l *Loop) logTransportFailures(now time.Time, failed []readEvent) {
 			logged = true
 		}
 		for i := g.first; i < len(failed); i++ {
-			if ev := failed[i]; ev.run != nil && ev.e.Reason == first.e.Reason && transportCause(ev.e.Err) == cause {
+			if ev := failed[i]; ev.run != nil && ev.e.Reason == first.e.Reason && ev.cause == cause {
 				ev.run.logged = ev.run.logged || logged
 				ev.run.cause = key
 				failed[i].run = nil
@@ -1497,11 +1497,12 @@ type limited struct {
 
 const logEvery = time.Minute
 
-// log logs e unless the limiter suppresses it, and reports whether it did.
+// log logs e (of transport cause cause, "" for none) unless the limiter
+// suppresses it, and reports whether it did.
 // Its transport cause is in the key: two pages of one target on hosts
 // down each on its own are two lines.
-func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) bool {
-	suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason+"\x00"+transportCause(e.Err))
+func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError, cause string) bool {
+	suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason+"\x00"+cause)
 	if ok {
 		lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", suppressed)
 	}
