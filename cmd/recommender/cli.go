@@ -179,20 +179,16 @@ func buildInfo() *debug.BuildInfo {
 // plain "infscale: MSG" line, or, for serve and the activator with
 // --log-format json, one slog JSON record on stderr (level ERROR, msg
 // "exiting", error MSG, exit_code CODE), as every line before it was.
-// kctx is the parse's context: the parsed one, or a parse error's (a bad
-// flag value, an unknown flag), which holds the flags read before the
-// error, so `serve --log-format json --listen` ends in JSON too; nil when
-// nothing was parsed.
-func finalLine(kctx *kong.Context, stderr io.Writer) func(msg string, code int) {
+// kctx is the parse's context (the parsed one, or a parse error's), nil
+// when nothing was parsed; it names the command. The format is read from
+// args, not from kctx: kong stops at the first bad flag, and
+// `serve --no-such-flag --log-format json` ends in JSON too.
+func finalLine(kctx *kong.Context, args []string, stderr io.Writer) func(msg string, code int) {
 	json := false
 	if kctx != nil && kctx.Selected() != nil {
 		switch strings.Fields(kctx.Command())[0] {
 		case "serve", "activator": // the commands with LogFlags
-			for _, f := range kctx.Flags() {
-				if f.Name == "log-format" {
-					json = kctx.FlagValue(f) == "json"
-				}
-			}
+			json = logFormatArg(args) == "json"
 		}
 	}
 	if !json {
@@ -201,6 +197,23 @@ func finalLine(kctx *kong.Context, stderr io.Writer) func(msg string, code int) 
 	return func(msg string, code int) {
 		slog.New(slog.NewJSONHandler(stderr, nil)).Error("exiting", "error", msg, "exit_code", code)
 	}
+}
+
+// logFormatArg is the value of the last --log-format in args before a
+// "--" ("--log-format V" or "--log-format=V"), "" when none is given.
+func logFormatArg(args []string) string {
+	v := ""
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--log-format" && i+1 < len(args) {
+			v = args[i+1]
+		} else if s, ok := strings.CutPrefix(a, "--log-format="); ok {
+			v = s
+		}
+	}
+	return v
 }
 
 // run parses args, runs the chosen subcommand and returns the process exit code.
@@ -268,7 +281,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	warnDeprecated(sp, fctx, stderr)
 	// serve and the activator with --log-format json end in one JSON
 	// record too: a log shipper reading stderr parses every line.
-	final := finalLine(fctx, stderr)
+	final := finalLine(fctx, args, stderr)
 	if err != nil {
 		code := exitInvalid
 		if out.failed() != nil { // --help's text, not the input

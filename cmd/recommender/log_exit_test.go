@@ -42,6 +42,9 @@ func TestLogJSONEndsInJSON(t *testing.T) {
 		// that is not a number, a flag serve does not have.
 		{"serve flag value", []string{"serve", "--log-format", "json", "--config", cfg, "--audit-log-maxage", "x"}, []string{"--audit-log-maxage"}},
 		{"activator unknown flag", []string{"activator", "--log-format=json", "--upstream", "http://127.0.0.1:1", "--no-such-flag"}, []string{"unknown flag --no-such-flag"}},
+		// Before --log-format json: kong stops there and never reads it.
+		{"serve unknown flag first", []string{"serve", "--no-such-flag", "--log-format", "json", "--config", cfg}, []string{"unknown flag --no-such-flag"}},
+		{"activator bad value first", []string{"activator", "--upstream", "http://127.0.0.1:1", "--max-held", "x", "--log-format=json"}, []string{"--max-held"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
