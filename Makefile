@@ -71,7 +71,8 @@ cross:
 # No function of the main module unreachable from the binary outside the
 # test harnesses: deadcode (golang.org/x/tools, pinned in the test-only tools
 # module) run by tools/deadcode_test.go, which lists the harnesses and the
-# entries still pending (about a minute of CPU).
+# entries still pending (about a minute of CPU); tools/fuzztargets_test.go
+# checks FUZZ_TARGETS below names every fuzz target by its package.
 deadcode:
 	$(GO) -C tools vet .
 	$(GO) -C tools test -count=1 .
@@ -147,7 +148,7 @@ heldout_trace = $(call heldout_abs,$(call heldout_prefix,$(1)),$(patsubst $(call
 # query validator, FUZZTIME each (go test runs only their seed corpora).
 # `go test -fuzz` takes one target per run.
 FUZZTIME ?= 30s
-FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/recommend:FuzzDecodeBehavior \
+FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/config:FuzzDecodeBehavior \
 	./pkg/statefile:FuzzDecode ./pkg/serve:FuzzStoreLoad ./pkg/trace:FuzzReaders \
 	./pkg/promql:FuzzValidate ./pkg/replay:FuzzParsePolicy ./pkg/recommend:FuzzDecide \
 	./pkg/replica:FuzzParseHFConfig ./pkg/replica:FuzzLoadCalibration ./pkg/trace:FuzzSynthetic \
