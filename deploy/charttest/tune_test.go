@@ -65,12 +65,18 @@ func TestTuneShardsAtLeastOne(t *testing.T) {
 }
 
 // TestTuneWorkersNotNegative: tune.workers is tune's --workers, which
-// refuses a negative count ("--workers -1: want >= 0") only when the Job
-// runs: the install succeeded and every nightly run failed. The schema
-// refuses it at render; 0 (the number of cores) renders --workers=0.
+// takes 0 to 1024 ("--workers 1025: want 0 to 1024 replays at once") and
+// refuses others only when the Job runs: the install succeeded and every
+// nightly run failed. The schema refuses them at render; 0 (the number of
+// cores) renders --workers=0.
 func TestTuneWorkersNotNegative(t *testing.T) {
-	if _, err := tryRender("tune: {enabled: true, workers: -1, results: {claimName: tune-results}}\n" + tunedTarget); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
-		t.Errorf("tune.workers -1: error %v, want one naming /tune/workers", err)
+	for _, w := range []string{"-1", "1025"} {
+		if _, err := tryRender("tune: {enabled: true, workers: " + w + ", results: {claimName: tune-results}}\n" + tunedTarget); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
+			t.Errorf("tune.workers %s: error %v, want one naming /tune/workers", w, err)
+		}
+	}
+	if args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 1024, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--workers=1024") {
+		t.Errorf("tune.workers 1024: args %v, want --workers=1024", args)
 	}
 	args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 0, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
 	if !slices.Contains(args, "--workers=0") {
