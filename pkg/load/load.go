@@ -102,12 +102,13 @@ type Config struct {
 	Progress func(done, total int)
 }
 
-// Record is one request's measurements, in seconds.
+// Record is one request's measurements: TTFT, ITL and E2E in seconds
+// (as vllm bench serve reports them), Start and Late as durations.
 type Record struct {
 	Start        time.Duration // since the run started
-	TTFT         float64
-	ITL          []float64
-	E2E          float64
+	TTFT         float64       // seconds from the send to the first text chunk
+	ITL          []float64     // seconds between successive text chunks
+	E2E          float64       // seconds from the send to the last text chunk
 	PromptTokens int
 	OutputTokens int
 	Err          error
