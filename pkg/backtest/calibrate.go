@@ -87,8 +87,10 @@ func FetchWindows(ctx context.Context, api promql.API, t Target, g Grid, progres
 		}
 		if len(m) == 0 && (c.query == q.ITL || c.query == q.TTFT) {
 			f.st.Duration = time.Since(began)
-			return nil, f.st, fmt.Errorf("%w: no %s series over %s..%s (the selector's pods export no %s histogram)", ErrNoCalibrationData,
-				strings.Join(c.names, " or "), g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), c.names[0])
+			// A rate over a window of one scrape interval or less finds
+			// one sample and reads nothing, as a missing family does.
+			return nil, f.st, fmt.Errorf("%w: no %s series with two samples in a %s window over %s..%s: the selector's pods export no %s histogram, or are scraped every %s or more (a rate needs two samples in its window: give --calibrate-window at least two scrape intervals)", ErrNoCalibrationData,
+				strings.Join(c.names, " or "), g.Step, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), c.names[0], g.Step)
 		}
 		for _, s := range m {
 			pod := string(s.Metric[model.LabelName("pod")])

@@ -138,6 +138,15 @@ func TestCalibrateRefuses(t *testing.T) {
 	if !errors.Is(err, ErrNoCalibrationData) || !strings.Contains(err.Error(), "vllm:inter_token_latency_seconds") {
 		t.Errorf("no ITL histogram: %v", err)
 	}
+	// Scraped every minute, the history's 1m calibration windows hold one
+	// sample each and rate() reads nothing, though the histograms are
+	// there: the error names the window and the scrape interval, not only
+	// a missing family (it said "the selector's pods export no
+	// vllm:inter_token_latency_seconds histogram").
+	_, err = calibrateFrom(t, synthweektest.Replica{Windows: 40, Scrape: time.Minute})
+	if !errors.Is(err, ErrNoCalibrationData) || !strings.Contains(err.Error(), "two samples in a 1m0s window") || !strings.Contains(err.Error(), "--calibrate-window") {
+		t.Errorf("windows of one scrape: %v", err)
+	}
 }
 
 // TestCalibrateNoisy: with every pod's window's step and TTFT off by a
