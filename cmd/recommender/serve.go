@@ -71,7 +71,7 @@ type ServeCmd struct {
 	LogFlags         LogFlags      `embed:""`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoZero         bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
-	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (10s to 1h); --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
+	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (10s to 1h); --demo-zero's cold start and cooldown scale with it (it runs about two thirds of that: 40s at 60s)."`
 	CheckConfig      bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
 	Kubeconfig       string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef and for --leader-elect (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without either."`
 	LeaderElectFlags `embed:""`

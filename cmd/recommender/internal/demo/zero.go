@@ -90,8 +90,8 @@ const (
 // mode reads the replicas and the activator's held count; the fleet
 // follows infscale_desired_replicas after its cold start (8 s at the
 // default 60 s length; the cold start, interval and cooldown scale with
-// Duration: the run takes about 0.8 x Duration and is stopped at twice
-// that). Two bursts after silence: each
+// Duration: the run takes about two thirds of Duration, about 40 s of 60 s,
+// and is stopped at twice Duration). Two bursts after silence: each
 // request's TTFT is printed beside the cold start, and how many were lost
 // (none, unless something is broken). When ctx ends first (a signal) the
 // summary covers the bursts done, marked interrupted, and the error is nil,
@@ -101,7 +101,8 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	o = o.withDefaults()
 	scale := o.Duration.Seconds() / 60
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
-	// The run takes about 0.8 x Duration; twice that bounds it.
+	// The run takes about two thirds of Duration (two cooldowns and two
+	// cold starts with their activations); twice Duration bounds it.
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*o.Duration)
 	defer cancel()
@@ -271,7 +272,7 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	}
 	fmt.Fprintf(out, "; %d requests sent, %d answered, %d lost", sent, answered, sent-answered)
 	if interrupted {
-		fmt.Fprintf(out, " (interrupted after %s, %d of %d bursts done; the demo runs about %s)", time.Since(start).Round(time.Second), len(sum.Bursts), zeroBursts, time.Duration(0.8*float64(o.Duration)).Round(time.Second))
+		fmt.Fprintf(out, " (interrupted after %s, %d of %d bursts done; the demo runs about %s)", time.Since(start).Round(time.Second), len(sum.Bursts), zeroBursts, time.Duration(float64(o.Duration)*2/3).Round(time.Second))
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "next: the same path on a cluster: deploy/activator and docs/keda.md (both zero paths)\n")
