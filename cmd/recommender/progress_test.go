@@ -80,3 +80,42 @@ func TestQuietProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneProgressNotDoneBeforeTheEnd: tune's search plans its replays a
+// stage at a time, so all the replays planned so far can be done while
+// the finalists, the floor rounds and the baselines are still to come.
+// The line must not say 100% then (on synth-week's week it read 100%
+// after 25 s of 121, and a redirected stderr then fell silent): every
+// planned replay done reads 99%, and 100% comes when the search returns
+// a result; a failed search ends without it.
+func TestTuneProgressNotDoneBeforeTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"result", nil, "tune: replays: 50%\ntune: replays: 99%\ntune: replays: 100%\n"},
+		{"failed", context.Canceled, "tune: replays: 50%\ntune: replays: 99%\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p := newTuneProgress(f, "tune: replays", false)
+			p.replays(200, 400) // the screen's first half: 50%
+			p.replays(400, 400) // the screen done, the finalists not planned yet
+			p.replays(400, 430) // the finalists planned: 93%, never shown below 99%
+			p.replays(430, 430)
+			p.end(tc.err)
+			b, err := os.ReadFile(f.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("progress lines %q, want %q", b, tc.want)
+			}
+		})
+	}
+}

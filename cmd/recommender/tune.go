@@ -19,6 +19,37 @@ import (
 	"github.com/infscale/infscale/pkg/tune"
 )
 
+// tuneProgress is tune's progress line (tune: replays: 40%): the share of
+// the replays planned so far that are done, never 100% before the search
+// returns. The search plans its replays a stage at a time (the screen,
+// the finalists on the whole history, the floor rounds, the baselines),
+// so every replay planned so far may be done while stages are still to
+// come: on synth-week's week the line read 100% after 25 s of a 121 s
+// run, and a redirected stderr then said nothing for 96 s (a plain line's
+// "still working" stops at 100%).
+type tuneProgress struct{ *status.Progress }
+
+// newTuneProgress is tune's progress under label on w (nothing when quiet).
+func newTuneProgress(w io.Writer, label string, quiet bool) tuneProgress {
+	return tuneProgress{status.NewProgress(w, label, 1, quiet)}
+}
+
+// replays is tune.Config.Progress: done of the total replays planned so
+// far, shown as at most 99% (the plan may still grow; the line never goes
+// back when it does).
+func (p tuneProgress) replays(done, total int) {
+	p.Set(min(float64(done)/float64(total), 0.995))
+}
+
+// end ends the line after the search: 100% when it returned a result
+// (err nil), then Done.
+func (p tuneProgress) end(err error) {
+	if err == nil {
+		p.Set(1)
+	}
+	p.Done()
+}
+
 // TuneCmd is `infscale tune`: search policies on a trace or a target's
 // Prometheus history for the cheapest one within a miss budget that also
 // holds out of sample and under stress (pkg/tune).
@@ -107,19 +138,17 @@ func (c *TuneCmd) Run(e *env) error {
 	if serve.Zero != nil {
 		space = tune.ZeroSpace(time.Duration(serve.Zero.Cooldown))
 	}
-	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
+	prog := newTuneProgress(e.stderr, "tune: replays", c.Quiet)
 	var shed []string // said after the progress line, as simulate says them
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Space:      space,
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
 		Baselines: tune.DefaultBaselines,
-		// The plan grows by stage (screen, finalists, stress): the share
-		// done may fall when a stage is added; Progress never shows less.
-		Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },
-		Warn:     func(msg string) { shed = append(shed, msg) },
+		Progress:  prog.replays,
+		Warn:      func(msg string) { shed = append(shed, msg) },
 	})
-	prog.Done()
+	prog.end(err)
 	for _, msg := range shed {
 		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
 	}
@@ -427,16 +456,16 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 	if err != nil {
 		return err
 	}
-	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
+	prog := newTuneProgress(e.stderr, "tune: replays", c.Quiet)
 	var shed []string // said after the progress line, as simulate says them
 	rep, err := tune.RunPD(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Stress: stress,
 		Baselines: tune.PDBaselines,
-		Progress:  func(done, total int) { prog.Set(float64(done) / float64(total)) },
+		Progress:  prog.replays,
 		Warn:      func(msg string) { shed = append(shed, msg) },
 	}, replay.PDConfig{KVLinkBytesPerSecond: link})
-	prog.Done()
+	prog.end(err)
 	for _, msg := range shed {
 		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
 	}

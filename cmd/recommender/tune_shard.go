@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/atomicfile"
-	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/tune"
@@ -194,12 +193,12 @@ func (c *TuneCmd) runShard(e *env) error {
 		r := shardResult{Target: t.Name}
 		// Minutes per target on a week: progress as a trace's tune shows
 		// it, per target (--quiet: none).
-		prog := status.NewProgress(e.stderr, "tune: "+t.Name+": replays", 1, c.Quiet)
+		prog := newTuneProgress(e.stderr, "tune: "+t.Name+": replays", c.Quiet)
 		var shed []string // said after the progress line
 		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: workers, Seed: c.Seed,
-			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },
+			Progress: prog.replays,
 			Warn:     func(msg string) { shed = append(shed, msg) }})
-		prog.Done()
+		prog.end(err)
 		for _, msg := range shed {
 			fmt.Fprintf(e.stderr, "warning: target %s: %s\n", t.Name, msg)
 		}
