@@ -240,26 +240,51 @@ func TestProfileStepAndZone(t *testing.T) {
 // starts, a 429), backtest, profile and tune ask again up to 5 times after
 // its Retry-After (at most a minute each): minutes in which stderr said
 // nothing, as if the command hung. Each wait is now one line naming the
-// answer, the wait and the ask.
+// answer, the wait and the ask. tune --shard (the CronJob's command,
+// whose client the config file gives) waited in silence too, as the
+// others did before: its target failed after the waits with no line of them.
 func TestHistoryRetryNotice(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "0")
 		http.Error(w, `{"status":"error","errorType":"unavailable","error":"starting"}`, http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	for _, cmd := range []string{"backtest", "profile"} {
-		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: `+srv.URL+`}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 2h, dir: `+dir+`}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`},
+		{"profile", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`},
+		{"tune", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`},
+		{"tune", "--config", cfg, "--shard", "0/1"},
+	} {
+		cmd := strings.Join(args[:min(len(args), 3)], " ")
+		code, stdout, stderr := runIn(t, nil, args...)
 		if code != exitRuntime {
 			t.Errorf("%s: exit %d, want 1; stderr:\n%s", cmd, code, stderr)
 		}
 		for _, want := range []string{
 			"infscale: Prometheus could not answer now (server error: 503): asking again in 0s (ask 2 of 6)",
 			"asking again in 0s (ask 6 of 6)",
-			"(asked 6 times over ",
 		} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, stderr)
 			}
+		}
+		// The error: on stderr, or on the shard's line of the target (stdout).
+		if want := "(asked 6 times over "; !strings.Contains(stderr+stdout, want) {
+			t.Errorf("%s: output lacks %q:\nstdout:\n%s\nstderr:\n%s", cmd, want, stdout, stderr)
 		}
 	}
 }

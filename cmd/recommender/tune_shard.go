@@ -172,7 +172,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
 	}
-	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout, Retries: historyRetries})
+	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout, Retries: historyRetries, OnRetry: retryNotice(e.stderr)})
 	if err != nil {
 		return invalidf("%s: %v", c.PrometheusRangeFlags.Config, err)
 	}
