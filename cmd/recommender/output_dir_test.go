@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -131,5 +134,74 @@ func TestOutputDirNotWritableThroughSymlink(t *testing.T) {
 		if code != exitRuntime || !strings.HasPrefix(errb.String(), want) || out.Len() > 0 {
 			t.Errorf("%v --%s %s: exit %d, stdout %q, stderr %q; want exit 1, %q", c.args, c.flag, link, code, out.String(), errb.String(), want)
 		}
+	}
+}
+
+// TestShardResultNotRegular: tune --shard's result files are checked
+// before the tuning as every output file is: a target's NAME.json that is
+// a directory or a named pipe (in --out or in its tune.dir) is refused
+// at once, exit 2 naming the target, the path and the kind, before any
+// query to Prometheus; a NAME.json linking to a file in /proc is refused
+// naming /proc, exit 1. Before, the target was tuned (minutes on a week)
+// and then failed to write, "chat: failed: .../chat.json: not a regular
+// file (a directory)", exit 1.
+func TestShardResultNotRegular(t *testing.T) {
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, `{"status":"error","errorType":"unavailable","error":"down"}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	out, tdir := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "`+srv.URL+`"}
+targets:
+- {name: chat, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {mode: shadow, dir: `+tdir+`}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(out, "chat.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(tdir, "chat.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--out", out}, exitInvalid, "infscale: target chat: " + filepath.Join(out, "chat.json") + ": not a regular file (a directory); give the path of a file to write"},
+		{nil, exitInvalid, "infscale: target chat: " + fifo + ": not a regular file (a named pipe); give the path of a file to write"},
+	} {
+		var stdout, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"tune", "--config", cfg, "--shard", "0/1", "-q"}, c.args...), nil, &stdout, &errb)
+		// The last line (with --out, a warning that serve reads tune.dir comes first).
+		if code != c.code || !strings.HasSuffix("\n"+strings.TrimSpace(errb.String()), "\n"+c.want) || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, stdout.String(), errb.String(), c.code, c.want)
+		}
+	}
+	if fi, err := os.Stat("/proc/self"); err == nil && fi.IsDir() {
+		link := filepath.Join(out, "chat.json")
+		if err := os.Remove(link); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/proc/chat.json", link); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, errb bytes.Buffer
+		code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "-q", "--out", out}, nil, &stdout, &errb)
+		want := "infscale: target chat: " + link + " is a link to /proc/chat.json: directory /proc: not writable: "
+		if code != exitRuntime || !strings.Contains(errb.String(), "\n"+want) || stdout.Len() > 0 {
+			t.Errorf("link into /proc: exit %d, stdout %q, stderr %q; want exit 1 and %q...", code, stdout.String(), errb.String(), want)
+		}
+	}
+	if n := asked.Load(); n > 0 {
+		t.Errorf("Prometheus asked %d times: want the result files refused before any query", n)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s: %v, %v; want the named pipe left as it was", fifo, fi, err)
 	}
 }

@@ -168,6 +168,25 @@ func (c *TuneCmd) runShard(e *env) error {
 			return fmt.Errorf("target %s: tune.dir %w; choose a directory you can write to (checked before tuning, whose result would be lost at its end)", t.Name, err)
 		}
 	}
+	// Each target's NAME.json too, as every output file is checked before
+	// the work: a path that is no regular file (a directory, a named pipe)
+	// failed the write after the tuning; a symlink is followed, its file
+	// replaced in the file's own directory.
+	for _, t := range mine {
+		dir := c.Out
+		if dir == "" {
+			dir = t.Tune.Dir
+		}
+		path := tune.ResultPath(dir, t.Name)
+		if err := atomicfile.CheckTarget(path); err != nil {
+			return invalidf("target %s: %w", t.Name, err)
+		}
+		if r, err := atomicfile.Resolve(path); err == nil && r != path {
+			if err := atomicfile.CheckDir(filepath.Dir(r)); err != nil {
+				return fmt.Errorf("target %s: %s is a link to %s: directory %w; choose a directory you can write to (checked before tuning, whose result would be lost at its end)", t.Name, path, r, err)
+			}
+		}
+	}
 	rt, err := file.Prometheus.RoundTripper()
 	if err != nil {
 		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
