@@ -20,13 +20,9 @@ import (
 )
 
 // tuneProgress is tune's progress line (tune: replays: 40%): the share of
-// the replays planned so far that are done, never 100% before the search
-// returns. The search plans its replays a stage at a time (the screen,
-// the finalists on the whole history, the floor rounds, the baselines),
-// so every replay planned so far may be done while stages are still to
-// come: on synth-week's week the line read 100% after 25 s of a 121 s
-// run, and a redirected stderr then said nothing for 96 s (a plain line's
-// "still working" stops at 100%).
+// the search's replay work done (tune.Config.Progress), never 100% before
+// the search returns: the floor rounds, run when no finalist holds, are
+// not in the estimate, and a plain line's "still working" stops at 100%.
 type tuneProgress struct{ *status.Progress }
 
 // newTuneProgress is tune's progress under label on w (nothing when quiet).
@@ -34,9 +30,8 @@ func newTuneProgress(w io.Writer, label string, quiet bool) tuneProgress {
 	return tuneProgress{status.NewProgress(w, label, 1, quiet)}
 }
 
-// replays is tune.Config.Progress: done of the total replays planned so
-// far, shown as at most 99% (the plan may still grow; the line never goes
-// back when it does).
+// replays is tune.Config.Progress: done of total, shown as at most 99%
+// (the line never goes back).
 func (p tuneProgress) replays(done, total int) {
 	p.Set(min(float64(done)/float64(total), 0.995))
 }

@@ -16,6 +16,21 @@ type stressSet struct {
 	same bool
 }
 
+// setsWeight is the weight of replaying one candidate on every set (the
+// same ones once: screen and finalists reuse their results).
+func setsWeight(sets []stressSet) float64 {
+	w := 0.0
+	for k, set := range sets {
+		if k > 0 && set.same {
+			continue
+		}
+		for _, s := range set.srcs {
+			w += weight(s)
+		}
+	}
+	return w
+}
+
 // screen replays the candidates on the screening sample (sets[0]) and
 // its stressed copies (sets[1:]).
 func (e *evaluator) screen(cs []Candidate, sets []stressSet) ([]Row, error) {

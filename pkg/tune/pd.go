@@ -469,7 +469,7 @@ type pdJob struct {
 }
 
 func (e *pdEvaluator) run(jobs []pdJob) error {
-	e.planned(len(jobs))
+	e.planned(len(jobs), weightOf(jobs, func(j pdJob) trace.Source { return j.src }))
 	return runPool(e.cfg.Workers, jobs, func(j pdJob) error {
 		rc := e.cfg.Replay
 		rc.Timeline, rc.Progress = false, nil
@@ -479,7 +479,7 @@ func (e *pdEvaluator) run(jobs []pdJob) error {
 		}
 		*j.out = r
 		e.shed(e.cfg.Warn, r.Policy, r.ShedWarnings()...)
-		e.finished(e.cfg.Progress)
+		e.finished(e.cfg.Progress, weight(j.src))
 		return nil
 	})
 }

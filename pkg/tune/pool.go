@@ -26,7 +26,7 @@ type job struct {
 }
 
 func (e *evaluator) run(jobs []job) error {
-	e.planned(len(jobs))
+	e.planned(len(jobs), weightOf(jobs, func(j job) trace.Source { return j.src }))
 	return runPool(e.workers, jobs, func(j job) error {
 		rc := e.cfg.Replay
 		rc.Timeline, rc.Progress = false, nil
@@ -36,18 +36,37 @@ func (e *evaluator) run(jobs []job) error {
 		}
 		*j.out = r
 		e.shed(e.cfg.Warn, r.Policy, r.ShedWarning())
-		e.finished(e.cfg.Progress)
+		e.finished(e.cfg.Progress, weight(j.src))
 		return nil
 	})
 }
 
+// weight is a replay's share of a search's work: the seconds of trace it
+// replays (at least 1). A replay's time follows its span: on a week of
+// history the screen, the finalists and the baselines each replayed 0.25
+// to 0.5 million seconds of trace a second, a whole-history replay 10,080
+// times a one-minute window's work.
+func weight(src trace.Source) float64 { return max(src.Duration, 1) }
+
+// weightOf is the weight of jobs, each replaying src(job).
+func weightOf[J any](jobs []J, src func(J) trace.Source) float64 {
+	w := 0.0
+	for _, j := range jobs {
+		w += weight(src(j))
+	}
+	return w
+}
+
 // tally counts a search's replays, planned (growing by stage) and done,
-// for Config.Progress, and the policies warned of (Config.Warn).
+// and their weights for Config.Progress, and the policies warned of
+// (Config.Warn).
 type tally struct {
-	mu     sync.Mutex
-	done   int
-	total  int
-	warned map[string]bool
+	mu          sync.Mutex
+	done, total int     // replays
+	doneW       float64 // weight of the replays done
+	plannedW    float64 // weight of the replays planned
+	aheadW      float64 // expected weight of the stages not yet planned (expect)
+	warned      map[string]bool
 }
 
 // shed passes policy's shed warnings to warn, the first time a replay of
@@ -69,19 +88,34 @@ func (t *tally) shed(warn func(string), policy string, msgs ...string) {
 	}
 }
 
-func (t *tally) planned(n int) {
+// expect adds w to the expected weight of the stages still to be
+// planned: a search adds each later stage's estimate at its start and
+// takes it back (a negative w) when it plans that stage, so the share
+// done follows the whole search, not the stages planned so far.
+func (t *tally) expect(w float64) {
 	t.mu.Lock()
-	t.total += n
+	t.aheadW = max(t.aheadW+w, 0)
 	t.mu.Unlock()
 }
 
-func (t *tally) finished(progress func(done, total int)) {
+// planned counts n replays of weight w (weightOf) as planned.
+func (t *tally) planned(n int, w float64) {
+	t.mu.Lock()
+	t.total += n
+	t.plannedW += w
+	t.mu.Unlock()
+}
+
+// finished counts a replay of weight w done and calls progress with the
+// weights done and planned or expected, in whole seconds of trace.
+func (t *tally) finished(progress func(done, total int), w float64) {
 	t.mu.Lock()
 	t.done++
-	d, n := t.done, t.total
+	t.doneW += w
+	d, n := t.doneW, t.plannedW+t.aheadW
 	t.mu.Unlock()
 	if progress != nil {
-		progress(d, n)
+		progress(int(d), max(int(n), int(d), 1))
 	}
 }
 

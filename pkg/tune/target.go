@@ -112,7 +112,7 @@ type TargetOptions struct {
 	// Space is the search space [DefaultSpace].
 	Space Space
 	// Progress, when set, is Config.Progress: called after each replay
-	// with the replays done and planned so far.
+	// with the work done and expected, in seconds of trace.
 	Progress func(done, total int)
 	// Warn, when set, is Config.Warn: a policy's requests shed at the
 	// replay's backlog bound, once per policy; and what the history read

@@ -61,8 +61,13 @@ type Config struct {
 	// Serve is where the printed serve block reads its series (empty
 	// fields: placeholders).
 	Serve Serve
-	// Progress, when set, is called after each replay with the replays done
-	// and planned so far (the plan grows by stage).
+	// Progress, when set, is called after each replay with the work done
+	// and the whole search's work expected, in seconds of trace replayed
+	// (a replay's time follows its span): the stages planned so far and
+	// estimates of those to come (the fine screen, the finalists, the
+	// baselines; not the floor rounds, which run when no finalist holds).
+	// Calls come from the workers as replays end, so one may carry less
+	// done than the one before; done <= total in each.
 	Progress func(done, total int)
 	// Warn, when set, gets the warning of a replay whose backlog reached
 	// the replay's bound (replay.Result.ShedWarning; a pair's, each
@@ -154,10 +159,27 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			}
 		}
 	}
+	// The later stages' expected weight (the progress's whole): the fine
+	// screen as many candidates as coarse[0]'s neighbours for each
+	// finalist, the finalists' round, the baselines. The floor rounds and
+	// a second finalists' round are not expected: they run when no
+	// finalist holds.
+	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
+	screenW, finalW := setsWeight(sets), setsWeight(variants)
+	if !sameIn {
+		finalW += weight(in)
+	}
+	fineW := 0.0
+	if len(coarse) > 0 {
+		fineW = float64(cfg.Finalists*len(neighbours(coarse[0], cfg.Space, cold))) * screenW
+	}
+	baseW := float64(len(cfg.Baselines)) * (weight(in) + weight(out))
+	e.expect(fineW + float64(cfg.Finalists)*finalW + baseW)
 	rows, err := e.screen(coarse, sets)
 	if err != nil {
 		return Report{}, err
 	}
+	e.expect(-fineW)
 	// Fine: around the cheapest feasible coarse rows.
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -181,7 +203,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	markFrontier(rows)
 
 	// Finalists: in sample, out of sample, stressed.
-	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
+	e.expect(-float64(cfg.Finalists) * finalW)
 	finals, best, ok, err := pickFinalists(rows, budget, cfg.Finalists, func(pick []Row) error { return e.finalists(pick, in, sameIn, variants) })
 	if err != nil {
 		return Report{}, err
@@ -238,6 +260,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	for _, s := range cfg.Stress {
 		rep.StressNames = append(rep.StressNames, s.Name)
 	}
+	e.expect(-baseW)
 	if len(cfg.Baselines) > 0 {
 		if rep.Baselines, err = e.baselines(cfg.Baselines, in, out); err != nil {
 			return Report{}, err
