@@ -49,6 +49,9 @@ func TestSimulateEdgeFlags(t *testing.T) {
 		{[]string{"--policy", "queue:24,lookahead=1e10"}, "lookahead=\"1e10\": want seconds"},
 		{[]string{"-p", "fixed:100000"}, "fixed:N wants a replica count N from 0 to 10000"}, // was: a minute replaying 100000 replicas
 		{[]string{"--trace", "synthetic:poisson,rate=1e9"}, "want requests per second, more than 0 and less than 1e9"},
+		// Rate and duration each in range, their product not: 6.048e11
+		// requests, a replay of months (tune held its windows in memory).
+		{[]string{"--trace", "synthetic:poisson,rate=1e6,duration=7d"}, `--trace: trace "synthetic:poisson,rate=1e6,duration=7d" draws about 6.05e+11 requests`},
 	} {
 		code, _, errs := runSimulate(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {

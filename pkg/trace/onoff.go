@@ -63,9 +63,11 @@ func (o OnOff) String() string {
 
 // Source generates the traffic; every pass yields the same requests.
 func (o OnOff) Source() Source {
-	return NewSource(o.String(), o.Duration, func() (Reader, error) {
+	src := NewSource(o.String(), o.Duration, func() (Reader, error) {
 		return &onoffReader{o: o, rng: newRNG(o.Seed)}, nil
 	})
+	src.expected = o.Rate * o.Duration // the burst rate makes the mean Rate
+	return src
 }
 
 type onoffReader struct {

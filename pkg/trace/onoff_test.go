@@ -84,7 +84,9 @@ func TestOnOffParseErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want it to contain %q", spec, err, want)
 		}
 	}
-	for _, spec := range []string{"synthetic:onoff,rate=1e5", "synthetic:onoff,rate=1e8,spread=0"} { // 500,020 and 20
+	// 500,020 and 20 within a spread; the second's 2e8 requests in all
+	// are within MaxGenerated (its hour at 1e8 req/s is not).
+	for _, spec := range []string{"synthetic:onoff,rate=1e5,duration=10m", "synthetic:onoff,rate=1e8,spread=0,on=1,gap=1,duration=2"} {
 		if _, err := Parse(spec, Options{}); err != nil {
 			t.Errorf("%s: %v", spec, err)
 		}

@@ -85,24 +85,11 @@ func parseBase(spec string, seed uint64) (Source, error) {
 		}
 		return Reference(seed), nil
 	case "synthetic":
-		if err := syntheticKeyOnce(rest); err != nil {
-			return Source{}, err
-		}
-		if name, _, _ := strings.Cut(rest, ","); name == "onoff" {
-			o, err := parseOnOff(rest, seed)
-			if err != nil {
-				return Source{}, err
-			}
-			return o.Source(), nil
-		}
-		if src, ok, err := parseShaped(rest, seed); ok {
-			return src, err
-		}
-		s, err := ParseSynthetic(rest, seed)
+		src, err := parseSyntheticKind(rest, seed)
 		if err != nil {
 			return Source{}, err
 		}
-		return s.Source(), nil
+		return src, generatedBound(spec, src.expected)
 	case "azure", "burstgpt", "mooncake", "csv":
 		if rest == "" {
 			return Source{}, fmt.Errorf("trace %q: %s: takes the file's path after it, e.g. %s:trace.csv", spec, kind, kind)
@@ -110,6 +97,57 @@ func parseBase(spec string, seed uint64) (Source, error) {
 		return fileSource(rest, map[string]func(string) (Reader, error){"azure": OpenAzureCSV, "burstgpt": OpenBurstGPT, "mooncake": OpenMooncake, "csv": OpenGenericCSV}[kind])
 	}
 	return detect(spec)
+}
+
+// parseSyntheticKind parses the part of a synthetic spec after
+// "synthetic:" by its process name.
+func parseSyntheticKind(rest string, seed uint64) (Source, error) {
+	if err := syntheticKeyOnce(rest); err != nil {
+		return Source{}, err
+	}
+	name, _, _ := strings.Cut(rest, ",")
+	if name == "onoff" {
+		o, err := parseOnOff(rest, seed)
+		if err != nil {
+			return Source{}, err
+		}
+		return o.Source(), nil
+	}
+	if src, ok, err := parseShaped(rest, seed); ok {
+		return src, err
+	}
+	s, err := ParseSynthetic(rest, seed)
+	if err != nil {
+		return Source{}, err
+	}
+	return s.Source(), nil
+}
+
+// MaxGenerated bounds the expected requests of a generated trace
+// (synthetic:), as MaxTraceBytes bounds a file: 268,435,456 (2^28), the
+// rows of a 4 GiB trace file at 16 bytes a row (`1799.5,1024,256` and its
+// line end), about a week at 440 req/s. Each policy replays every request
+// (a million or two a second), and a spec's rate and duration are checked
+// only one by one (each below 1e9): rate=1e6 for 7 days is 6e11 requests,
+// a replay of months, whose backlogs and tune's in-memory screening
+// windows took the machine's memory.
+const MaxGenerated = MaxTraceBytes / 16
+
+// generatedBound refuses a generated trace spec that draws more than
+// MaxGenerated requests on average, before a request is drawn, naming the
+// spec, its expected count and what to lower.
+func generatedBound(spec string, expected float64) error {
+	if !(expected > MaxGenerated) {
+		return nil
+	}
+	lower := "rate= or duration="
+	switch name, _, _ := strings.Cut(strings.TrimPrefix(spec, "synthetic:"), ","); name {
+	case "step":
+		lower = "low=, high= (or for=) or duration="
+	case "diurnal":
+		lower = "trough=, peak= or duration="
+	}
+	return fmt.Errorf("trace %q draws about %.3g requests (its rate over its duration), more than the %d a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row); lower %s", spec, expected, int64(MaxGenerated), lower)
 }
 
 func fileSource(name string, open func(string) (Reader, error)) (Source, error) {

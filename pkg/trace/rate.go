@@ -46,9 +46,11 @@ func (s Shape) End() float64 {
 // same requests. Arrivals come from inverting the cumulative rate: each gap
 // is an Exp(1) draw of cumulative intensity, then the token lengths are drawn.
 func (s Shape) Source(name string, seed uint64) Source {
-	return NewSource(name, s.End(), func() (Reader, error) {
+	src := NewSource(name, s.End(), func() (Reader, error) {
 		return &shapeReader{shape: s, rng: newRNG(seed)}, nil
 	})
+	src.expected = s.Expected()
+	return src
 }
 
 type shapeReader struct {

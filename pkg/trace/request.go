@@ -38,7 +38,10 @@ type Source struct {
 	// replica time over [0, Duration]. 0 means "until the last arrival".
 	Duration float64
 
-	open func() (Reader, error)
+	// expected is a generated trace's expected number of requests (the
+	// integral of its rate); 0 for a file, unknown until read.
+	expected float64
+	open     func() (Reader, error)
 }
 
 // NewSource builds a Source from a function that opens a fresh pass; open
