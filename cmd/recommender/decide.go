@@ -486,7 +486,14 @@ func (c *PolicyFlags) flagErrors(p *recommend.Policy, err error) error {
 	}
 	var lines []string
 	for _, fe := range fes {
-		line := c.flagOf(p, fe.Path) + ": " + fe.Msg
+		msg := fe.Msg
+		if i, ok := strings.CutPrefix(fe.Also, "metrics["); ok {
+			// The i-th signal of --metric's list, 1-based as a user counts.
+			if n, err := strconv.Atoi(strings.TrimSuffix(i, "]")); err == nil {
+				msg = fe.MsgAt(fmt.Sprintf("entry %d of --metric", n+1))
+			}
+		}
+		line := c.flagOf(p, fe.Path) + ": " + msg
 		if !slices.Contains(lines, line) {
 			lines = append(lines, line)
 		}

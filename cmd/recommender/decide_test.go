@@ -568,7 +568,7 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 		{[]string{"--target=-1"}, "--target (for --metric queue): -1 must be a finite number > 0"},
 		{[]string{"--metric", "queue,kv", "--target", "4,1.5"}, "--target (for --metric kv): 1.5 (150%) must be in (0, 1] (fraction of the KV cache)"},
 		{[]string{"--metric", "queue,cpu", "--target", "4,60", "--min", "0"}, "--metric: cpu cannot scale from zero with min 0"},
-		{[]string{"--metric", "queue,queue", "--target", "4,4"}, "--metric: queue is listed twice"},
+		{[]string{"--metric", "queue,queue", "--target", "4,4"}, "--metric: queue is listed twice (also entry 1 of --metric); one entry per signal"},
 		{[]string{"--target", "1e-320"}, "--target (for --metric queue): 1e-320 is below the smallest normal float64: a target must be in [2.2250738585072014e-308, 1.7976931348623157e+308]"},
 		{[]string{"--max", "99999999999"}, "--max: 99999999999 must be <= 2147483647"},
 		{[]string{"--current", "99999999999"}, "--current 99999999999: want replicas in 0..2147483647"},

@@ -61,6 +61,12 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:20:31: targets[1].schedule[0].min: 9 must be in 0..max (4)",
 			"types.bad.yaml:20:44: targets[1].schedule[0].timezone: \"Mars/Olympus\" is not an IANA time zone",
 		},
+		// A signal twice names the first entry by its key and position
+		// (it said "also metrics[0]" alone): line 7 "  - {type: " is 11
+		// characters, the first entry's "{" on line 6 at column 5.
+		"signaltwice.bad.yaml": {
+			"signaltwice.bad.yaml:7:12: targets[0].metrics[1].type: queue is listed twice (also metrics[0] at 6:5); one entry per signal (target \"chat\")",
+		},
 		"zero.bad.yaml": {
 			"zero.bad.yaml:3:59: targets[0].metrics[0].type: kv cannot scale from zero with min 0",
 			"zero.bad.yaml:3:83: targets[0].min: 0 needs a zero: block",

@@ -427,7 +427,11 @@ func (v *validator) policy(p string, t *Target) {
 	}
 	for _, fe := range fes {
 		if key := configKey(p, fe.Path); !v.said[key] {
-			v.at(key, "%s", fe.Msg)
+			msg := fe.Msg
+			if pos := v.posOf(configKey(p, fe.Also)); fe.Also != "" && pos != nil {
+				msg = fe.MsgAt(fmt.Sprintf("%s at %d:%d", fe.Also, pos.Line, pos.Column))
+			}
+			v.at(key, "%s", msg)
 		}
 	}
 }

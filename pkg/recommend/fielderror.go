@@ -16,10 +16,25 @@ import (
 //	schedule[i], schedule[i].cron|duration|min|location.
 //
 // Each syntax maps Path to its own position (the config to file:line:col,
-// a policy string to its column, decide to the flag) and keeps Msg.
+// a policy string to its column, decide to the flag) and keeps Msg. A
+// problem that involves a second field (a signal listed twice) names it
+// in Msg by its path, Also: each syntax names it its own way (MsgAt).
 type FieldError struct {
 	Path string
 	Msg  string
+	// Also is the path of another field the problem involves, which Msg
+	// names by that path ("" when none).
+	Also string
+}
+
+// MsgAt is Msg with Also named as name ("column 8", "entry 1 of
+// --metric") instead of by its path; Msg as it is when there is no Also
+// or name is "".
+func (e FieldError) MsgAt(name string) string {
+	if e.Also == "" || name == "" {
+		return e.Msg
+	}
+	return strings.Replace(e.Msg, e.Also, name, 1)
 }
 
 // Error is "PATH: MSG" (MSG alone when Path is empty).

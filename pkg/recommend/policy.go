@@ -135,7 +135,9 @@ func (p *Policy) Validate() error {
 		// problems, not a line for every pair of them.
 		for j := range i {
 			if p.Metrics[j].Signal == m.Signal {
-				errs.add(at+".signal", "%s is listed twice (also metrics[%d]); one entry per signal", m.Signal, j)
+				also := "metrics[" + itoa(j) + "]"
+				errs.add(at+".signal", "%s is listed twice (also %s); one entry per signal", m.Signal, also)
+				errs[len(errs)-1].Also = also
 				break
 			}
 		}

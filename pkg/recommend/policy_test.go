@@ -73,6 +73,13 @@ func TestValidateSignalTwiceOnce(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Each names the first entry as Also, which a syntax renames (a policy
+	// string's column) without rewording the rule.
+	for _, fe := range fes {
+		if fe.Also != "metrics[0]" || fe.MsgAt("at column 7") != "queue is listed twice (also at column 7); one entry per signal" {
+			t.Errorf("%s: Also %q, MsgAt %q; want metrics[0] renamed", fe.Path, fe.Also, fe.MsgAt("at column 7"))
+		}
+	}
 }
 
 // A fraction target out of range shows the percentage its decimal form

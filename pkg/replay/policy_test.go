@@ -77,6 +77,10 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:24,downwindow=1.5":      "column 21: downwindow=\"1.5\": want whole seconds",
 		// "queue:8," is 8 characters: min=2 at column 9, the second min at 15.
 		"queue:8,min=2,min=1": "column 15: option min given twice (also at column 9)",
+		// A signal twice names the first by its column, not by the policy
+		// struct's metrics[0]: "demand:" is 7 characters, its target at 8;
+		// "demand:0.9,demand:" 18, the second target at 19.
+		"demand:0.9,demand:0.8": `policy "demand:0.9,demand:0.8": at column 19: demand target: demand is listed twice (also at column 8); one entry per signal`,
 		// The rules are recommend.Policy.Validate's; the column is the field's:
 		// "queue:24,schedule=" is 18 characters, "0 8 * * *;1h;2;" 15 more.
 		"queue:24,schedule=0 8 * * *;1h;2;Local":   "column 34: schedule location: \"Local\" is the machine's zone",

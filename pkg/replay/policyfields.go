@@ -82,7 +82,11 @@ func (fc fieldCols) errorAt(full string, off int, err error) error {
 		}
 		// One option can set two fields (tolerance= sets tolerance.up and
 		// .down): the same problem at the same column is said once.
-		line := policyError(full, col, "%s: %s", label, fe.Msg)
+		msg := fe.Msg
+		if f, ok := fc[fe.Also]; ok {
+			msg = fe.MsgAt(fmt.Sprintf("at column %d", f.col))
+		}
+		line := policyError(full, col, "%s: %s", label, msg)
 		if !seen[line.Error()] {
 			seen[line.Error()] = true
 			lines = append(lines, line)
