@@ -403,6 +403,10 @@ func (l *Loop) fileNotRestored(t *target, err error, rebuilding bool) {
 	if rebuilding {
 		refused, next = "state file refused; ", "rebuilding from Prometheus"
 	}
+	if errors.Is(err, ErrStateFromFuture) {
+		l.log.Warn("state file ignored; "+next, "target", t.key, "err", err)
+		return
+	}
 	if errors.Is(err, ErrStateTooOld) {
 		l.log.Info("state file ignored; "+next, "target", t.key, "err", err)
 		return

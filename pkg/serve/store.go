@@ -116,6 +116,18 @@ func (s *Store) Save(target string, p Persisted) error {
 // counted as a read error).
 var ErrStateTooOld = errors.New("state file too old")
 
+// ErrStateFromFuture is Load's error for a state file saved more than
+// MaxClockSkew ahead of the clock (a clock stepped back, a node whose
+// clock runs ahead): its age cannot be judged, and a file saved in 2099
+// would never grow older than MaxAge. It wraps ErrStateTooOld (the file
+// is ignored as stale), and serve logs it as a warning: a clock to check.
+var ErrStateFromFuture = fmt.Errorf("%w: saved in the future", ErrStateTooOld)
+
+// MaxClockSkew is how far ahead of the clock a state file's saved_at may
+// lie and still be restored: 5 minutes (Kerberos's default clock skew),
+// two nodes' clocks a little apart under one state volume.
+const MaxClockSkew = 5 * time.Minute
+
 // MaxStateFileSize is the largest state file Load reads (statefile.MaxSize,
 // 16 MiB): a state file holds at most a few thousand window entries.
 const MaxStateFileSize = statefile.MaxSize
@@ -151,7 +163,8 @@ func keepRefused(path string, data []byte, err error) error {
 // MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
 // outside 0..MaxRestoredReplicas and current outside -1..MaxRestoredReplicas
 // errors); nil without error when there is none, an error wrapping
-// ErrStateTooOld when it is older than MaxAge. The bytes of a file it read
+// ErrStateTooOld when it is older than MaxAge, and ErrStateFromFuture too
+// when it was saved more than MaxClockSkew ahead of the clock. The bytes of a file it read
 // and refused are copied to NAME.json.refused (refusedSuffix; replacing an
 // earlier copy) and the error says so. Errors name the file.
 func (s *Store) Load(target string) (*Persisted, error) {
@@ -177,8 +190,13 @@ func (s *Store) Load(target string) (*Persisted, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	if age := now().Sub(p.SavedAt); s.MaxAge > 0 && age > s.MaxAge {
+	age := now().Sub(p.SavedAt)
+	if s.MaxAge > 0 && age > s.MaxAge {
 		return nil, fmt.Errorf("%s: %w: saved %s ago, more than %s", s.path(target), ErrStateTooOld, age.Round(time.Second), s.MaxAge)
+	}
+	if s.MaxAge > 0 && -age > MaxClockSkew {
+		return nil, fmt.Errorf("%s: %w: its saved_at is %s ahead of this clock, more than the %s skew allowed (%s against %s): check the node's clock (a clock stepped back, nodes whose clocks differ); the next save replaces the file",
+			s.path(target), ErrStateFromFuture, (-age).Round(time.Second), MaxClockSkew, p.SavedAt.UTC().Format(time.RFC3339), now().UTC().Format(time.RFC3339))
 	}
 	return p, nil
 }
