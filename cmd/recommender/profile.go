@@ -68,6 +68,9 @@ func (c *ProfileCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %s: want > 0", c.SLOTTFT)
 	}
+	if err := sloTTFTAtMost(c.SLOTTFT); err != nil {
+		return err
+	}
 	res, err := c.resolve(e.given, e.stderr)
 	if err != nil {
 		return err

@@ -102,6 +102,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}
+	if err := sloTTFTAtMost(c.SLOTTFT); err != nil {
+		return err
+	}
 	if c.Drain < 0 || c.Drain.Seconds() > replay.MaxPeriods*c.Period.Seconds() {
 		return invalidf("--drain %v: want 0 to %d periods (%v)", c.Drain, replay.MaxPeriods, time.Duration(replay.MaxPeriods)*c.Period)
 	}

@@ -97,6 +97,9 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}
+	if err := sloTTFTAtMost(c.SLOTTFT); err != nil {
+		return err
+	}
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}

@@ -48,6 +48,9 @@ func TestTuneBlock(t *testing.T) {
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 0}\n", "t.yaml:9:17: targets[0].tune.every: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 0s}\n", "targets[0].tune.history: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 0s}\n", "targets[0].tune.slo_ttft: is empty or 0"},
+		// A week at most, as tune --slo-ttft and a ttft target: line 9
+		// "  tune: {slo_ttft: " is 19 characters.
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 169h}\n", "t.yaml:9:20: targets[0].tune.slo_ttft: 7d1h: must be at most 7d (a week, the bound of a ttft target"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: ''}\n", "targets[0].tune.mode: is empty or 0"},
 		// dir: "" tuned in process, on serve's one core, instead of
 		// reading the CronJob's results.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Self-tuning defaults (a target's tune: block).
@@ -121,6 +123,8 @@ func (v *validator) tune(p string, t *Target) {
 	}
 	if tu.SLOTTFT < 0 {
 		v.at(p+".slo_ttft", "must be > 0, got %s", tu.SLOTTFT)
+	} else if d := time.Duration(tu.SLOTTFT); d > recommend.MaxLatencyTarget {
+		v.at(p+".slo_ttft", "%s: must be at most 7d (a week, the bound of a ttft target: the SLO the tuned policy's ttft guard targets would never fire)", tu.SLOTTFT)
 	} else if tu.Mode == TuneAdopt && !v.cfg.Prometheus.Embedded() && !v.bad(p+".slo_ttft") {
 		v.sloBucket(p+".slo_ttft", t, zero["slo_ttft"] || !v.present(p+".slo_ttft"))
 	}

@@ -106,16 +106,19 @@ func maxTargetText(maxTarget float64) string {
 // syntax (config, policy strings, decide flags) only maps the paths to its
 // own positions. Refused: no metric; an unknown signal or one listed twice;
 // a target that is not finite and > 0 or above the signal's bound (kv
-// above 1); min < 0, max outside 1..2147483647, min > max; kv or cpu with
-// min 0 (at zero replicas there is no pod and so no sample to scale up
-// from); Zero without min 0; a negative lookahead or cooldown; a guard
-// settle or drain below 0 or above a year; a tolerance
+// and demand above 1, ttft and queuewait above a week); min < 0, max
+// outside 1..2147483647, min > max; kv or cpu with min 0 (at zero
+// replicas there is no pod and so no sample to scale up from); Zero
+// without min 0; a lookahead below 0 or above a year, a zero cooldown
+// below 0 (KEDA's cooldownPeriod: up to its int32 seconds); a
+// guard settle or drain below 0 or above a year; a tolerance
 // below 0 (down: from 1) or set both here and in behavior; bad behavior
 // fields (the HPA's own limits: periodSeconds 1..1800, value >= 1, window
 // 0..3600, selectPolicy Max|Min|Disabled, a down tolerance below 1); a bad
 // schedule window (see ScheduleWindow: an empty or unparsable cron,
 // @every, a CRON_TZ=/TZ= prefix, a cron that never fires, a Location that
-// is not an IANA zone or is "Local", duration <= 0, min outside 0..max).
+// is not an IANA zone or is "Local", duration <= 0 or above a year, min
+// outside 0..max).
 func (p *Policy) Validate() error {
 	var errs FieldErrors
 	if len(p.Metrics) == 0 {
@@ -151,6 +154,8 @@ func (p *Policy) Validate() error {
 			// A fraction: the percentage beside it, as a target written
 			// 150% reads 1.5 here (Signal.TargetValue).
 			errs.add(at+".target", "%v (%s%%) must be in (0, 1] (%s), e.g. %s or %s", m.Target, quantity.PercentText(m.Target), info.unit, info.example, info.examplePercent)
+		case info.kind == latency && m.Target > info.maxTarget:
+			errs.add(at+".target", "%v s must be at most %v s (a week): a %s quantile never reaches a target that long, so it would never scale; e.g. %s", m.Target, info.maxTarget, m.Signal, info.example)
 		case info.maxTarget > 0 && m.Target > info.maxTarget:
 			errs.add(at+".target", "%v must be in (0, %v] (%s), e.g. %s", m.Target, info.maxTarget, info.unit, info.example)
 		}

@@ -66,6 +66,10 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, Fi
 		}
 		if w.Duration <= 0 {
 			fail("duration", "%v must be > 0 (how long the floor lasts after each firing, e.g. 12h)", w.Duration)
+		} else if w.Duration > maxScheduleDuration {
+			// @yearly fires once a year: a floor past it never ends, which
+			// min says plainly.
+			fail("duration", "%v must be at most %v (a year; the longest a cron leaves between firings): how long the floor lasts after each firing, e.g. 12h; for a floor that never ends, raise min", w.Duration, maxScheduleDuration)
 		}
 		if w.Min < 0 || w.Min > maxReplicas {
 			fail("min", "%d must be in 0..max (%d)", w.Min, maxReplicas)
@@ -120,6 +124,10 @@ func ParseScheduleWindow(s string) (ScheduleWindow, error) {
 
 // maxScheduleSeconds bounds a DURATION given in seconds (a year).
 const maxScheduleSeconds = 365 * 86400
+
+// maxScheduleDuration bounds a window's Duration (a year, however it was
+// written): a floor lasting longer than @yearly's period never ends.
+const maxScheduleDuration = maxScheduleSeconds * time.Second
 
 // ScheduleField is the index of a ScheduleWindow field among the parts of
 // ParseScheduleWindow's string (cron 0, duration 1, min 2, location 3), for

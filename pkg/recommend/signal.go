@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // signalKind is how a signal's target is read (raw.go's arithmetic).
@@ -35,6 +36,16 @@ type signalInfo struct {
 	example, examplePercent string
 }
 
+// MaxLatencyTarget bounds a latency target (ttft, queuewait) and the
+// TTFT SLOs the commands derive one from: a week. No server's TTFT
+// histogram has a bucket near it (vLLM's last finite one is 2560 s), so a
+// quantile never reaches such a target and the signal never scales up: a
+// target of 100000h is a slip (a unit, a digit), not a setting.
+const MaxLatencyTarget = 7 * 24 * time.Hour
+
+// maxLatencyTarget is MaxLatencyTarget in seconds, the targets' unit.
+const maxLatencyTarget = float64(MaxLatencyTarget / time.Second)
+
 // signalTable is the one vocabulary of signals, indexed by Signal. A new
 // signal is a constant in types.go, a row here and (when it needs one)
 // its case in raw.go; every front end reads names, units and rules here.
@@ -44,8 +55,8 @@ var signalTable = [...]signalInfo{
 	SignalRunning:   {name: "running", unit: "requests per replica", kind: additive, example: "32"},
 	SignalKV:        {name: "kv", unit: "fraction of the KV cache", kind: utilization, maxTarget: 1, example: "0.75", examplePercent: "75%"},
 	SignalCPU:       {name: "cpu", unit: "percent of the CPU request", kind: utilization, example: "60"},
-	SignalTTFT:      {name: "ttft", unit: "seconds", kind: latency, example: "2s"},
-	SignalQueueWait: {name: "queuewait", unit: "seconds", kind: latency, example: "0.5s"},
+	SignalTTFT:      {name: "ttft", unit: "seconds", kind: latency, maxTarget: maxLatencyTarget, example: "2s"},
+	SignalQueueWait: {name: "queuewait", unit: "seconds", kind: latency, maxTarget: maxLatencyTarget, example: "0.5s"},
 	SignalDemand:    {name: "demand", unit: "utilisation of one replica's capacity", kind: capacity, maxTarget: 1, example: "0.8", examplePercent: "80%"},
 }
 

@@ -154,7 +154,8 @@ type ScheduleWindow struct {
 	// Cron is a standard 5-field cron expression (minute hour day-of-month
 	// month day-of-week, robfig/cron/v3 ParseStandard, also @daily etc.).
 	Cron string
-	// Duration is how long the window lasts after each firing (> 0).
+	// Duration is how long the window lasts after each firing (> 0, at
+	// most a year).
 	Duration time.Duration
 	// Min is the replica floor while the window is active (>= 0, <= Policy.Max).
 	Min int
