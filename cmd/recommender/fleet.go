@@ -38,7 +38,7 @@ type FleetCmd struct {
 	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second (0..${max_fleet_rate}: every request is simulated in wall time on this machine)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
-	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, >= 0 (0: the replica model's cold start, 91s for the reference)."`
+	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, 0 to 24h (0: the replica model's cold start, 91s for the reference)."`
 	Follow       string        `name:"follow" placeholder:"URL" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
 	Target       string        `name:"target" default:"chat" help:"The target label to follow (needs --follow)."`
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
@@ -72,6 +72,11 @@ func (c *FleetCmd) Run(e *env) error {
 	}
 	if c.ColdStart < 0 {
 		return invalidf("--cold-start %s: want a duration >= 0 (0: the replica model's cold start)", c.ColdStart)
+	}
+	if c.ColdStart > replica.MaxColdStartPart {
+		// The fleet runs in wall time: 100000h started replicas that
+		// never served, the run reading as an outage.
+		return invalidf("--cold-start %s: want at most %s (a day, the bound of each part of the replica model's cold start, --image-pull and --warm-up; 0: the model's)", shortDuration(c.ColdStart), shortDuration(replica.MaxColdStartPart))
 	}
 	if err := durationIn("follow-every", c.FollowEvery, minFleetEvery, maxFleetEvery, "polling more often busy-loops; rarer follows nothing a run shows"); err != nil {
 		return err
