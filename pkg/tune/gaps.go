@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/infscale/infscale/pkg/trace"
@@ -11,14 +12,14 @@ import (
 // after a gap move later by (k-1) times its length, bursts keep their
 // shape and the rate within them. It reads s once to count the gaps and
 // the stretched span: n is how many gaps it stretched (0: the copy is s
-// itself). Errors: s's read error.
-func StretchGaps(s trace.Source, k, minGap float64) (out trace.Source, n int, err error) {
+// itself). Errors: s's read error, ctx's.
+func StretchGaps(ctx context.Context, s trace.Source, k, minGap float64) (out trace.Source, n int, err error) {
 	if !(k > 1) || !(minGap > 0) {
 		return s, 0, nil
 	}
 	added, last := 0.0, 0.0
 	first := true
-	if err := each(s, func(q trace.Request) {
+	if err := each(ctx, s, func(q trace.Request) {
 		if !first && q.Arrival-last >= minGap {
 			n++
 			added += (k - 1) * (q.Arrival - last)

@@ -70,7 +70,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	if !(budget >= 0 && budget <= 100) {
 		return PDReport{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
-	pr, err := prepare(src, cfg)
+	pr, err := prepare(ctx, src, cfg)
 	if err != nil {
 		return PDReport{}, err
 	}

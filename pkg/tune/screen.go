@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -11,13 +12,13 @@ import (
 
 // screening picks the sample the grid is screened on: the whole in-sample,
 // or its busiest, steepest and evenly spread windows.
-func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
+func screening(ctx context.Context, in trace.Source, cfg Config) ([]trace.Source, string, error) {
 	n, w := cfg.ScreenWindows, cfg.ScreenWindow
 	if in.Duration <= float64(n)*w {
 		return []trace.Source{in}, "the whole in-sample part", nil
 	}
 	counts := make([]int, int(math.Ceil(in.Duration/w)))
-	if err := each(in, func(q trace.Request) {
+	if err := each(ctx, in, func(q trace.Request) {
 		if i := int(q.Arrival / w); i >= 0 && i < len(counts) {
 			counts[i]++
 		}
@@ -49,7 +50,7 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 	// The windows are read into memory once (n x w seconds of requests):
 	// a window of a stream would skip everything before it on every pass.
 	reqs := make(map[int][]trace.Request, len(idx))
-	if err := each(in, func(q trace.Request) {
+	if err := each(ctx, in, func(q trace.Request) {
 		if i := int(q.Arrival / w); pick[i] {
 			q.Arrival -= float64(i) * w
 			reqs[i] = append(reqs[i], q)

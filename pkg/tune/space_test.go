@@ -20,19 +20,19 @@ import (
 // 0, 10, 280, 285, and the span 200 s grows by 180 s to 380 s.
 func TestStretchGaps(t *testing.T) {
 	src := trace.FromSlice("t", 200, []trace.Request{{Arrival: 0, Prompt: 1, Output: 1}, {Arrival: 10, Prompt: 1, Output: 1}, {Arrival: 100, Prompt: 1, Output: 1}, {Arrival: 105, Prompt: 1, Output: 1}})
-	out, n, err := StretchGaps(src, 3, 30)
+	out, n, err := StretchGaps(context.Background(), src, 3, 30)
 	if err != nil || n != 1 || out.Duration != 380 {
 		t.Fatalf("n %d, duration %g, %v; want 1 gap, 380 s", n, out.Duration, err)
 	}
 	var got []float64
-	if err := each(out, func(q trace.Request) { got = append(got, q.Arrival) }); err != nil {
+	if err := each(context.Background(), out, func(q trace.Request) { got = append(got, q.Arrival) }); err != nil {
 		t.Fatal(err)
 	}
 	if want := []float64{0, 10, 280, 285}; len(got) != 4 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
 		t.Errorf("arrivals %v, want %v", got, want)
 	}
 	// No gap of 30 s: the source itself.
-	same, n, err := StretchGaps(trace.Window(src, 0, 50), 3, 30)
+	same, n, err := StretchGaps(context.Background(), trace.Window(src, 0, 50), 3, 30)
 	if err != nil || n != 0 || same.Name != "t [0s,50s)" {
 		t.Errorf("no gap: n %d, %q, %v", n, same.Name, err)
 	}
@@ -140,10 +140,10 @@ func TestOnOffHolds(t *testing.T) {
 	}
 	src := onOff(1, 7200)
 	n := 0
-	if err := each(src, func(trace.Request) { n++ }); err != nil {
+	if err := each(context.Background(), src, func(trace.Request) { n++ }); err != nil {
 		t.Fatal(err)
 	}
-	_, gaps, _ := StretchGaps(src, 2, 30)
+	_, gaps, _ := StretchGaps(context.Background(), src, 2, 30)
 	t.Logf("%d requests (%.2f/s), %d gaps of 30 s or more", n, float64(n)/7200, gaps)
 	m, err := replica.New(replica.DefaultConfig())
 	if err != nil {

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,10 +20,10 @@ var ErrShortTrace = errors.New("trace too short to tune on")
 // split) and the held-out part [split, dur] both have requests, else an
 // error wrapping ErrShortTrace that says what the trace is (trace.ErrEmpty
 // for no request at all).
-func splitCheck(src trace.Source, dur, split, holdout float64) error {
+func splitCheck(ctx context.Context, src trace.Source, dur, split, holdout float64) error {
 	var n, before int64
 	first, last := math.Inf(1), math.Inf(-1)
-	if err := each(src, func(q trace.Request) {
+	if err := each(ctx, src, func(q trace.Request) {
 		n++
 		if q.Arrival < split {
 			before++
@@ -47,18 +48,30 @@ func splitCheck(src trace.Source, dur, split, holdout float64) error {
 	return nil
 }
 
+// eachCheck is how many requests each reads between two looks at its
+// context (replay's checkpoint too).
+const eachCheck = 1 << 16
+
 // ms rounds seconds to the millisecond for a message (0.1474806800841032
 // reads 0.147).
 func ms(s float64) float64 { return math.Round(s*1000) / 1000 }
 
-// each calls f on every request of one pass over src.
-func each(src trace.Source, f func(trace.Request)) error {
+// each calls f on every request of one pass over src, or returns ctx's
+// error once it is done (checked every eachCheck requests: a pass over
+// 2^28 generated requests takes tens of seconds, which a SIGTERM waited
+// out, and one over 10^10 ran on for ten minutes after it).
+func each(ctx context.Context, src trace.Source, f func(trace.Request)) error {
 	rd, err := src.Open()
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	for {
+	for i := 0; ; i++ {
+		if i%eachCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		q, err := rd.Next()
 		if err == io.EOF {
 			return nil

@@ -137,7 +137,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if !(budget >= 0 && budget <= 100) {
 		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
-	pr, err := prepare(src, cfg)
+	pr, err := prepare(ctx, src, cfg)
 	if err != nil {
 		return Report{}, err
 	}
@@ -292,7 +292,7 @@ type prep struct {
 
 // prepare splits src and builds the screening sample and the stressed
 // copies for cfg (defaulted). Errors as Run's.
-func prepare(src trace.Source, cfg Config) (prep, error) {
+func prepare(ctx context.Context, src trace.Source, cfg Config) (prep, error) {
 	rc := cfg.Replay.Defaults()
 	if err := rc.Validate(); err != nil {
 		return prep{}, err
@@ -306,7 +306,7 @@ func prepare(src trace.Source, cfg Config) (prep, error) {
 		dur = last
 	}
 	split := splitAt(dur, cfg.Holdout)
-	if err := splitCheck(src, dur, split, cfg.Holdout); err != nil {
+	if err := splitCheck(ctx, src, dur, split, cfg.Holdout); err != nil {
 		return prep{}, err
 	}
 	// Each part needs one decision period at least: a shorter one has no
@@ -335,7 +335,7 @@ func prepare(src trace.Source, cfg Config) (prep, error) {
 
 	// Screening sample, and the stressed copies of it and of the held-out
 	// part (together the whole history when it is short).
-	screen, name, err := screening(in, cfg)
+	screen, name, err := screening(ctx, in, cfg)
 	if err != nil {
 		return prep{}, err
 	}
@@ -346,7 +346,7 @@ func prepare(src trace.Source, cfg Config) (prep, error) {
 		same := true
 		for _, v := range vs {
 			if s.Gaps > 1 {
-				g, n, err := StretchGaps(v, s.Gaps, 2*rc.Period)
+				g, n, err := StretchGaps(ctx, v, s.Gaps, 2*rc.Period)
 				if err != nil {
 					return nil, false, err
 				}
