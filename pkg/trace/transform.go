@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/infscale/infscale/internal/membudget"
 )
 
 // RateScale compresses time by factor k (> 0): every arrival and the
@@ -114,8 +116,15 @@ func ParseWindow(v string) (start, end float64, err error) {
 // (stable: equal arrivals keep their file order). For traces whose rows are
 // not in order (the readers refuse those otherwise). Readers skip their
 // ordering check under Sorted. Each pass reports the rows the file's
-// reader skipped (SkippedRows).
-func Sorted(s Source) (Source, error) {
+// reader skipped (SkippedRows). The rows are held in memory (16 bytes
+// each): one that would take more than the memory budget (membudget, the
+// process's memory limit less what it holds and a headroom) is an error
+// naming the file, the rows read and what to do, before it is allocated.
+func Sorted(s Source) (Source, error) { return sorted(s, membudget.Now) }
+
+// sorted is Sorted with the memory budget read from budget at each growth
+// of the rows held.
+func sorted(s Source, budget func() membudget.Budget) (Source, error) {
 	r, err := s.open()
 	if err != nil {
 		return Source{}, err
@@ -132,6 +141,16 @@ func Sorted(s Source) (Source, error) {
 		}
 		if err != nil {
 			return Source{}, err
+		}
+		if len(reqs) == cap(reqs) {
+			// The next block of rows, with the ones held while they are
+			// copied: refused before it is allocated, not killed after.
+			next := cap(reqs) + cap(reqs)/4 + 4096
+			if b := budget(); int64(next)*16 > b.Available {
+				return Source{}, fmt.Errorf("%s: --sort holds the rows in memory (16 bytes each): %d rows read and more to come would need %.3g MiB, more than the %.3g MiB this process may still take (memory limit %.3g MiB); sort the file by arrival on disk instead (a generic CSV: sort -t, -k1,1g, its header kept first) and leave --sort out, or give the process more memory",
+					s.Name, len(reqs), float64(next)*16/(1<<20), float64(b.Available)/(1<<20), float64(b.Limit)/(1<<20))
+			}
+			reqs = slices.Grow(reqs, next-len(reqs))
 		}
 		reqs = append(reqs, q)
 	}
