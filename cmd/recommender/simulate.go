@@ -112,7 +112,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		return invalidf("--max-batched-tokens %d: want >= 1", c.MaxBatched)
 	}
 	if c.Initial > replay.MaxReplicas {
-		return invalidf("--initial %d: want at most %d replicas (replay.MaxReplicas)", c.Initial, replay.MaxReplicas)
+		return invalidf("--initial %d: want at most %d replicas (the most a replay runs)", c.Initial, replay.MaxReplicas)
 	}
 	if e.given["initial"] && c.Initial < 1 {
 		// The replay reads 0 as no --initial: a given 0 would start warm.

@@ -321,7 +321,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	case "fixed":
 		n, err := strconv.Atoi(arg)
 		if !hasArg || err != nil || n < 0 || n > MaxReplicas {
-			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N from 0 to %d (replay.MaxReplicas), got %q", MaxReplicas, arg)
+			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N from 0 to %d (the most replicas a replay runs), got %q", MaxReplicas, arg)
 		}
 		if len(parts) > 1 {
 			return Policy{}, policyError(full, off+parts[1].at+1, "fixed:N takes no options")
@@ -509,7 +509,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 			return fmt.Errorf("want a whole number of replicas")
 		}
 		if n > MaxReplicas { // below 0: recommend.Policy.Validate's
-			return fmt.Errorf("want at most %d replicas (replay.MaxReplicas)", MaxReplicas)
+			return fmt.Errorf("want at most %d replicas (the most a replay runs)", MaxReplicas)
 		}
 		if k == "min" {
 			p.Min = n

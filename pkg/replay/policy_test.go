@@ -57,8 +57,8 @@ func TestParsePolicyErrors(t *testing.T) {
 		"cpu:60,min=0":               "column 5: cpu target: cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
 		"queue:24,cooldown=60":       "policy \"queue:24,cooldown=60\"",
 		"fixed:-1":                   "column 7: fixed:N wants",
-		"fixed:10001":                "column 7: fixed:N wants a replica count N from 0 to 10000 (replay.MaxReplicas), got \"10001\"",
-		"queue:24,max=10001":         "column 14: max=\"10001\": want at most 10000 replicas (replay.MaxReplicas)",
+		"fixed:10001":                "column 7: fixed:N wants a replica count N from 0 to 10000 (the most replicas a replay runs), got \"10001\"",
+		"queue:24,max=10001":         "column 14: max=\"10001\": want at most 10000 replicas (the most a replay runs)",
 		"queue:24,min=10001":         "column 14: min=\"10001\": want at most 10000",
 		"knative:5,max=10001":        "column 15: max=\"10001\": want a replica count 0..10000",
 		"fixed:2,min=1":              "column 9: fixed:N takes no options",
