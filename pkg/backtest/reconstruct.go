@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/trace"
 )
 
 // Options tune Reconstruct. The zero value is usable.
@@ -111,6 +112,11 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	}
 	if w.Requests < 0.5 {
 		return w, fmt.Errorf("%w: the success counter's %.0f completions are the requests in flight at the start, none arrived", ErrNoTraffic, completed)
+	}
+	if w.Requests > trace.MaxGenerated {
+		// Each step's rate is plausible, but replaying them all would run
+		// for days per policy: the bound of a synthetic trace.
+		return w, fmt.Errorf("the range's reconstructed arrivals total %.3g requests, more than the %d a generated trace may draw (as many as a 4 GiB trace file holds); backtest a shorter range (--start, --end)", w.Requests, int64(trace.MaxGenerated))
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}
