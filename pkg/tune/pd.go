@@ -122,6 +122,15 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 		}
 		return rows, nil
 	}
+	// The later stages' expected weight, as Run's: the finalists and the
+	// baselines (the floor rounds run when no finalist holds).
+	sameIn := len(pr.screen) == 1 && pr.screen[0].Duration == pr.in.Duration
+	finalW := setsWeight(pr.variants)
+	if !sameIn {
+		finalW += weight(pr.in)
+	}
+	baseW := float64(len(cfg.Baselines)) * (weight(pr.in) + weight(pr.out))
+	e.expect(float64(cfg.Finalists)*finalW + baseW)
 	rows, err := screen(grid)
 	if err != nil {
 		return PDReport{}, err
@@ -129,7 +138,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	markFrontier(rows)
 	// Finalists: in sample, out of sample, stressed (each stressed figure
 	// is the screening sample's copy and the held-out part's together).
-	sameIn := len(pr.screen) == 1 && pr.screen[0].Duration == pr.in.Duration
+	e.expect(-float64(cfg.Finalists) * finalW)
 	finals, best, ok, err := pickFinalists(rows, budget, cfg.Finalists, func(pick []Row) error { return e.finalists(pick, res, names, pr, sameIn) })
 	if err != nil {
 		return PDReport{}, err
@@ -179,6 +188,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	for _, s := range cfg.Stress {
 		rep.StressNames = append(rep.StressNames, s.Name)
 	}
+	e.expect(-baseW)
 	if len(cfg.Baselines) > 0 {
 		bs := make([]Baseline, len(cfg.Baselines))
 		out := make([][2]replay.PDResult, len(bs))
