@@ -499,15 +499,22 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 // ResultPath is where target name's result lives in dir: dir/NAME.json.
 func ResultPath(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-// WriteResult writes r to ResultPath(dir, r.Target) atomically
-// (atomicfile.Write), so a reader never sees half a file.
+// WriteResult writes r to ResultPath(dir, r.Target) atomically and
+// durably (atomicfile.WriteDurable: synced before the rename, and the
+// directory after it), so a reader never sees half a file and a node that
+// crashes right after leaves the old file or the new one, never an empty
+// one that serve would refuse. Once a tuning run per target.
 func WriteResult(dir string, r TargetResult) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(ResultPath(dir, r.Target), append(b, '\n'))
+	return writeResultFile(ResultPath(dir, r.Target), append(b, '\n'))
 }
+
+// writeResultFile is WriteResult's write, a variable for the test that it
+// is the durable one.
+var writeResultFile = atomicfile.WriteDurable
 
 // ReadResult reads target name's result from dir; ok is false when there
 // is none yet (dir holds no NAME.json). Errors: dir missing or not a
