@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
@@ -143,7 +144,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		return c.runPD(e, src, cfg, model)
 	}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
+	results, err := c.runAll(e.ctx, src, pols, cfg, e.stderr, prog)
 	prog.Done()
 	if err != nil {
 		var pe *fs.PathError
@@ -513,8 +514,10 @@ func progressLabel(n int) string {
 	return fmt.Sprintf("simulating %d policies", n)
 }
 
-func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Progress) ([]replay.Result, error) {
-	res, errs := runEach(pols, cfg, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
+// runAll replays src under each of pols (runEach: notes on w), the errors
+// joined, each once.
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, w io.Writer, prog *status.Progress) ([]replay.Result, error) {
+	res, errs := runEach(pols, cfg, 1, w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
 		return replay.Run(ctx, src, p, cfg)
 	})
 	// Every policy reads the same trace: one bad row is one error, not one
@@ -530,11 +533,19 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 	return res, errors.Join(uniq...)
 }
 
-// runEach runs every policy at once, each reporting its share of the trace
-// to prog as part i; it returns each policy's result and error by index.
-func runEach[P, R any](pols []P, cfg replay.Config, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
+// runEach runs the policies side by side, as many at once as the memory
+// budget holds at their backlog bound (replay.AtOnce, each replay of pools
+// pools; a note on w when fewer than all, a warning when the bound is
+// lowered), each reporting its share of the trace to prog as part i; it
+// returns each policy's result and error by index.
+func runEach[P, R any](pols []P, cfg replay.Config, pools int, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
+	budget := replayBudget()
+	atOnce, backlog := replay.AtOnce(len(pols), pools, budget.Available)
+	noteAtOnce(w, len(pols), pools, atOnce, backlog, budget)
+	cfg.MaxBacklog = backlog
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))
+	slots := make(chan struct{}, max(atOnce, 1))
 	var wg sync.WaitGroup
 	for i, p := range pols {
 		cfg := cfg
@@ -544,6 +555,8 @@ func runEach[P, R any](pols []P, cfg replay.Config, prog *status.Progress, run f
 			}
 		}
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			if res[i], errs[i] = run(p, cfg); errs[i] == nil {
 				prog.Part(i, 1)
 			}
@@ -551,6 +564,27 @@ func runEach[P, R any](pols []P, cfg replay.Config, prog *status.Progress, run f
 	}
 	wg.Wait()
 	return res, errs
+}
+
+// replayBudget is the memory budget runEach sizes its replays to; a
+// variable for tests.
+var replayBudget = membudget.Now
+
+// noteAtOnce says on w, when runEach runs fewer than n replays at once
+// (atOnce) or lowers their backlog bound below replay.MaxBacklog, why:
+// the bytes n replays at their bound would take against the budget's.
+func noteAtOnce(w io.Writer, n, pools, atOnce int, backlog int64, b membudget.Budget) {
+	mib := func(x int64) string { return strconv.FormatFloat(float64(x)/(1<<20), 'f', 1, 64) + " MiB" }
+	one := int64(pools) * replay.BacklogRequestBytes * replay.MaxBacklog
+	limit := "memory limit " + mib(b.Limit) + ", GOMEMLIMIT"
+	switch {
+	case backlog < replay.MaxBacklog:
+		fmt.Fprintf(w, "warning: one replay at its backlog bound (%d requests in the system, %s) takes more than the %s this process may still take (%s): the policies run one at a time, each keeping at most %d requests in the system; a policy with more sheds the later arrivals (counted unserved, warned below); give the process more memory to replay with the full bound\n",
+			replay.MaxBacklog, mib(one), mib(b.Available), limit, backlog)
+	case atOnce < n:
+		fmt.Fprintf(w, "note: %d replays at their backlog bound (%d requests in the system, %s each) would take more than the %s this process may still take (%s): running %d at a time (the figures are the same, the run longer)\n",
+			n, replay.MaxBacklog, mib(one), mib(b.Available), limit, atOnce)
+	}
 }
 
 func fmtCost(p *float64) string {

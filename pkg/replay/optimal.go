@@ -614,12 +614,12 @@ func (p *planner) fill(t float64) error {
 		if err != nil {
 			return err
 		}
-		if int64(len(p.buf)) >= MaxBacklog && q.Arrival <= t {
+		if int64(len(p.buf)) >= p.e.cfg.MaxBacklog && q.Arrival <= t {
 			// A period and the SLO of arrivals are held at once: a trace
 			// this dense would take the machine's memory (10^8 req/s ran
-			// out of it), and the replay sheds past MaxBacklog anyway.
+			// out of it), and the replay sheds past its backlog bound anyway.
 			// (Every one in buf is by t; q past t only ends the window.)
-			return fmt.Errorf("optimal: more than %d requests arrive between second %.0f and %.0f (a period and the SLO), the most the hindsight search holds; leave optimal out (--policy) or replay a lower rate", MaxBacklog, p.buf[0].Arrival, t)
+			return fmt.Errorf("optimal: more than %d requests arrive between second %.0f and %.0f (a period and the SLO), the most the hindsight search holds; leave optimal out (--policy) or replay a lower rate", p.e.cfg.MaxBacklog, p.buf[0].Arrival, t)
 		}
 		p.buf = append(p.buf, q)
 		p.last = q.Arrival

@@ -90,10 +90,9 @@ func TestOptimalDenseTrace(t *testing.T) {
 
 // TestOptimalBacklogBound: the bound is on the arrivals up to the fill's
 // second, not on the one read past it to see the window end: exactly
-// MaxBacklog of them are held, one more fails.
+// the replay's backlog bound (Config.MaxBacklog) of them are held, one
+// more fails.
 func TestOptimalBacklogBound(t *testing.T) {
-	defer func(n int64) { MaxBacklog = n }(MaxBacklog)
-	MaxBacklog = 4
 	for _, c := range []struct {
 		in      int // arrivals at second 1, then one at second 100
 		wantErr bool
@@ -104,10 +103,10 @@ func TestOptimalBacklogBound(t *testing.T) {
 		}
 		reqs = append(reqs, trace.Request{Arrival: 100, Prompt: 1, Output: 1})
 		rd, _ := trace.FromSlice("t", 100, reqs).Open()
-		p := &planner{rd: rd}
+		p := &planner{rd: rd, e: env{cfg: Config{MaxBacklog: 4}}}
 		err := p.fill(10)
 		if (err != nil) != c.wantErr {
-			t.Errorf("%d arrivals by second 10, MaxBacklog 4: err = %v, want error %v", c.in, err, c.wantErr)
+			t.Errorf("%d arrivals by second 10, a bound of 4: err = %v, want error %v", c.in, err, c.wantErr)
 		}
 		if err == nil && len(p.buf) != c.in+1 {
 			t.Errorf("%d arrivals: buffered %d, want %d (and the one past second 10)", c.in, len(p.buf), c.in+1)

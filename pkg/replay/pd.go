@@ -326,7 +326,7 @@ func newPoolSim(e env, role poolRole, name string) *sim {
 	if e.src.Duration > 0 {
 		s.end = e.src.Duration
 	}
-	s.res.Policy, s.res.Trace = name, e.src.Name
+	s.res.Policy, s.res.Trace, s.res.Backlog = name, e.src.Name, cfg.MaxBacklog
 	return s
 }
 

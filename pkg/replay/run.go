@@ -53,6 +53,11 @@ type Config struct {
 	// Progress, when set, is called now and then with the simulated time and
 	// the trace's end (+Inf while unknown), from the policy's goroutine.
 	Progress func(now, end float64)
+	// MaxBacklog is the most requests this replay keeps in the system
+	// before it sheds arrivals (Result.Shed) [the package's MaxBacklog]: a
+	// command that runs replays side by side lowers it when their queues
+	// would not fit its memory budget (AtOnce).
+	MaxBacklog int64
 
 	duration float64         // the trace's declared duration
 	ctx      context.Context // Run's, for controllers that search before the replay (optimal)
@@ -120,6 +125,9 @@ func (c Config) Defaults() Config {
 	if c.Epoch.IsZero() {
 		c.Epoch = DefaultEpoch
 	}
+	if c.MaxBacklog == 0 {
+		c.MaxBacklog = MaxBacklog
+	}
 	return c
 }
 
@@ -145,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBatchedTokens < 1 {
 		errs = append(errs, fmt.Errorf("max batched tokens %d: want >= 1", c.MaxBatchedTokens))
+	}
+	if c.MaxBacklog < 1 {
+		errs = append(errs, fmt.Errorf("backlog bound %d requests: want >= 1", c.MaxBacklog))
 	}
 	if c.Initial < 0 || c.Initial > MaxReplicas {
 		errs = append(errs, fmt.Errorf("initial replicas %d: want 0..%d", c.Initial, MaxReplicas))
@@ -177,6 +188,9 @@ type Result struct {
 	// FirstShed is the first one's arrival, in seconds.
 	Shed      int64
 	FirstShed float64
+	// Backlog is the replay's bound on the requests in the system
+	// (Config.MaxBacklog as defaulted).
+	Backlog int64
 	// LongestRejected is the tokens (prompt + output) of the longest
 	// rejected request, KVCapacity a replica's KV cache in tokens: a
 	// request longer than the cache is unservable by any replica
@@ -224,23 +238,27 @@ func (r Result) RejectedWarning() string {
 }
 
 // MaxBacklog bounds the requests a replay keeps in the system (held,
-// waiting and running, over the fleet): 16,777,216, about 0.5 GiB of
-// queues. A request behind that many waits at least MaxBacklog / (the
+// waiting and running, over the fleet), Config.MaxBacklog's default:
+// 16,777,216, 0.5 GiB of queues at BacklogRequestBytes each. A request behind that many waits at least MaxBacklog / (the
 // fleet's rate) to start: 8 s at 2 million requests a second, beyond any
 // fleet the replica catalog sizes; past it a request is shed (Result.Shed).
 // A variable so that the commands' tests can lower it (and restore it)
 // rather than fill half a GiB; it is not to change while a replay runs.
 var MaxBacklog int64 = 1 << 24
 
-// ShedWarning says, when the policy's backlog reached MaxBacklog, how many
+// ShedWarning says, when the policy's backlog reached its bound, how many
 // requests were shed and from when: they count as unserved misses; the
 // policy is far short of the traffic. "" when none was.
 func (r Result) ShedWarning() string {
 	if r.Shed == 0 {
 		return ""
 	}
+	bound := r.Backlog
+	if bound == 0 {
+		bound = MaxBacklog
+	}
 	return fmt.Sprintf("%s: %d requests were in the system (held, waiting, running) from t=%.0fs: %d later arrivals (%s of the trace) were counted unserved without being queued (the replay's memory bound); the policy is far short of this traffic",
-		r.Policy, MaxBacklog, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
+		r.Policy, bound, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.
@@ -349,7 +367,7 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if src.Duration > 0 {
 		s.end = src.Duration
 	}
-	s.res.Policy, s.res.Trace = pol.Name, src.Name
+	s.res.Policy, s.res.Trace, s.res.Backlog = pol.Name, src.Name, cfg.MaxBacklog
 	if b, ok := ctl.(interface{ lowerBound() *Bound }); ok {
 		s.res.LowerBound = b.lowerBound()
 	}

@@ -59,7 +59,7 @@ type sim struct {
 	// hooks for tests: each first token and each completion
 	onFirst func(now float64, p pending)
 	onDone  func(now float64, output int32)
-	// onShed, if set, gets the arrival of each request shed (MaxBacklog).
+	// onShed, if set, gets the arrival of each request shed (Config.MaxBacklog).
 	onShed func(arrival float64)
 }
 
@@ -338,7 +338,7 @@ func (s *sim) ctlPeriod() float64 {
 }
 
 // arrive routes a request: rejected when it can never fit a replica's KV
-// cache, shed when MaxBacklog requests are in the system already, to the
+// cache, shed when Config.MaxBacklog requests are in the system already, to the
 // ready replica with the fewest outstanding requests (ties: the lowest
 // id), else held by the activator.
 func (s *sim) arrive(now float64, q trace.Request) {
@@ -354,7 +354,7 @@ func (s *sim) arrive(now float64, q trace.Request) {
 		s.sample.Misses++
 		return
 	}
-	if s.outstanding >= MaxBacklog {
+	if s.outstanding >= s.cfg.MaxBacklog {
 		// Shed: unserved (Requests less the rest), never queued.
 		if s.res.Shed == 0 {
 			s.res.FirstShed = now

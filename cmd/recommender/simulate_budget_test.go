@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/internal/membudget"
+)
+
+// budgetFor sets the memory budget simulate sizes its replays to
+// (replayBudget) for the test: avail bytes still free under a 1 GiB limit.
+func budgetFor(t *testing.T, avail int64) {
+	old := replayBudget
+	replayBudget = func() membudget.Budget { return membudget.Budget{Limit: 1 << 30, Available: avail} }
+	t.Cleanup(func() { replayBudget = old })
+}
+
+// TestSimulateMemoryBudget: simulate ran every policy at once whatever
+// their queues could take (up to 512 MiB each at the backlog bound,
+// several GiB for the default set). With the bound lowered to 1000
+// requests a replay takes at most 1000 x 32 = 32,000 bytes: a budget of
+// 70,000 bytes holds 2 at once (the figures the same as with no limit),
+// one of 16,000 not even one, so the bound drops to what it holds,
+// 16,000 / 32 = 500, rounded down to a power of two: 256, and a policy
+// far short (one to three replicas, about 10 requests a second each,
+// against 40) is warned of at 256.
+func TestSimulateMemoryBudget(t *testing.T) {
+	lowerBacklog(t, 1000)
+	args := []string{"simulate", "--trace", "synthetic:poisson,rate=40,duration=20m,prompt=2000,output=400,seed=1",
+		"-p", "fixed:1", "-p", "fixed:2", "-p", "fixed:3", "--quiet", "--output", "csv"}
+	sim := func(avail int64) (string, string) {
+		t.Helper()
+		budgetFor(t, avail)
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("budget %d: exit %d: %s", avail, code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	free, freeErr := sim(math.MaxInt64)
+	if strings.Contains(freeErr, "at a time") || strings.Contains(freeErr, "one at a time") {
+		t.Errorf("no limit: stderr %q; want no note of the budget", freeErr)
+	}
+	two, twoErr := sim(70_000)
+	if two != free {
+		t.Errorf("2 at a time: stdout\n%s\nwant as with no limit\n%s", two, free)
+	}
+	if !strings.Contains(twoErr, "note: 3 replays at their backlog bound (1000 requests in the system, 0.0 MiB each) would take more than the 0.1 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): running 2 at a time") {
+		t.Errorf("2 at a time: stderr %q; want the note running 2 at a time", twoErr)
+	}
+	_, lowErr := sim(16_000)
+	if !strings.Contains(lowErr, "the policies run one at a time, each keeping at most 256 requests in the system") {
+		t.Errorf("low budget: stderr %q; want the warning naming 256 requests", lowErr)
+	}
+	if !strings.Contains(lowErr, "warning: fixed:1: 256 requests were in the system") {
+		t.Errorf("low budget: stderr %q; want fixed:1's shed warning at 256", lowErr)
+	}
+}
