@@ -211,7 +211,7 @@ func (c *LoadCmd) Run(e *env) error {
 		// (exit 2, as simulate says), not a failure halfway through a run.
 		// The skipped rows noted are those among the requests the run
 		// sends: arrivals before --duration, the first --requests of them.
-		first, _, _, skipped, err := scanTrace(src, 0, c.Duration.Seconds(), int64(c.Requests))
+		first, _, _, skipped, err := scanTrace(e.ctx, src, 0, c.Duration.Seconds(), int64(c.Requests))
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}

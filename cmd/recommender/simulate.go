@@ -71,7 +71,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err := c.seedUsed(e.given); err != nil {
 		return err
 	}
-	src, err := c.source(e.stderr)
+	src, err := c.source(e.ctx, e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
@@ -211,9 +211,10 @@ func plotDirOK(path string) error {
 }
 
 // source opens the trace with its transforms; a file is read once here to
-// report a bad row before the parallel passes start, and the rows it
-// skips (BurstGPT's with Request tokens 0) are noted on w.
-func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
+// report a bad row before the parallel passes start (ending once ctx is
+// done), and the rows it skips (BurstGPT's with Request tokens 0) are
+// noted on w.
+func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, error) {
 	opts := trace.Options{Seed: c.Seed, Sort: c.Sort}
 	if !(c.RateScale > 0) || math.IsInf(c.RateScale, 0) {
 		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
@@ -241,7 +242,7 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
-		first, last, in, skipped, err := scanTrace(src, a, b, 0)
+		first, last, in, skipped, err := scanTrace(ctx, src, a, b, 0)
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		}
@@ -372,13 +373,16 @@ func rows(n int64) string {
 // nearest request (a skipped row lies between the requests served before
 // and after it; it counts in the window when the one after does, or,
 // after the last request, when the window reaches the end). A bad row is
-// its error; a trace without a request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64, limit int64) (first, last float64, in int64, skipped skips, err error) {
+// its error; a trace without a request is trace.ErrEmpty; ctx's error
+// once it is done (trace.WithContext: a 4 GiB file is no longer read to
+// its end after an interrupt).
+func scanTrace(ctx context.Context, src trace.Source, a, b float64, limit int64) (first, last float64, in int64, skipped skips, err error) {
 	r, err := src.Open()
 	if err != nil {
 		return 0, 0, 0, skips{}, err
 	}
 	defer r.Close()
+	r = trace.WithContext(ctx, r)
 	inside := func(t float64) bool { return t >= a && (b <= 0 || t < b) && (limit <= 0 || in < limit) }
 	n := 0
 	seen := trace.SkippedRows(r) // a sorted trace's skips are all known at once: not placed

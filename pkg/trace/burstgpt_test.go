@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"io"
 	"math"
 	"strings"
@@ -132,7 +133,7 @@ func TestBurstGPTWindowSort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Check(src); err == nil || !strings.Contains(err.Error(), "unordered.csv:3: timestamp 3 s is before the previous row's 10 s") {
+	if _, _, err := Check(context.Background(), src); err == nil || !strings.Contains(err.Error(), "unordered.csv:3: timestamp 3 s is before the previous row's 10 s") {
 		t.Errorf("unordered: err = %v", err)
 	}
 	src, err = Parse(path, Options{Sort: true})
@@ -157,7 +158,7 @@ func TestBurstGPTWindowSort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Check(src); err == nil || !strings.Contains(err.Error(), "unordered0.csv:3: timestamp 9 s is before") {
+	if _, _, err := Check(context.Background(), src); err == nil || !strings.Contains(err.Error(), "unordered0.csv:3: timestamp 9 s is before") {
 		t.Errorf("unordered0: err = %v", err)
 	}
 }
@@ -197,7 +198,7 @@ func TestBurstGPTErrors(t *testing.T) {
 	} {
 		src, err := Parse(c.spec+writeFile(t, name, c.body), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant it to contain %s", name, err, c.want)

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestCutLastRow(t *testing.T) {
 				rows := strings.SplitAfter(c.body, "\n")
 				body += "\n" + rows[len(rows)-2]
 			}
-			_, _, err := Check(mustParse(t, writeFile(t, c.name, body)))
+			_, _, err := Check(context.Background(), mustParse(t, writeFile(t, c.name, body)))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s (line end %v): err = %v, want it to contain %q", c.name, ended, err, c.want)
 				continue
@@ -78,7 +79,7 @@ func TestBinaryLastLineNotCut(t *testing.T) {
 		"mid.jsonl":  `{"timestamp": 0, "input_length": 10, "output_length": 5}` + "\n\xff{\"timestamp\": 1}",
 		"nulcut.csv": "0,512,128\n1,2\x00,3 \xc3",
 	} {
-		_, _, err := Check(mustParse(t, writeFile(t, name, body)))
+		_, _, err := Check(context.Background(), mustParse(t, writeFile(t, name, body)))
 		if err == nil || !strings.Contains(err.Error(), "a NUL byte or invalid UTF-8") {
 			t.Errorf("%s: err = %v, want a NUL byte or invalid UTF-8", name, err)
 			continue

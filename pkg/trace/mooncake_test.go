@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestMooncakeKeysOnce(t *testing.T) {
 		{"after.jsonl", `{"timestamp": 1, "input_length": 10, "output_length": 5} {}`,
 			`after.jsonl:2: want a JSON object {"timestamp": ms, "input_length": n, "output_length": n}: data after the object: "{}"`},
 	} {
-		_, _, err := Check(mustParse(t, writeFile(t, c.name, ok+c.row+"\n")))
+		_, _, err := Check(context.Background(), mustParse(t, writeFile(t, c.name, ok+c.row+"\n")))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
 		}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,14 +63,16 @@ func (s Source) Open() (Reader, error) {
 var ErrEmpty = errors.New("trace has no requests")
 
 // Check reads the whole trace once and returns the number of requests and
-// the last arrival, or the first error (ErrEmpty for an empty trace). It
+// the last arrival, or the first error (ErrEmpty for an empty trace;
+// ctx's once it is done, looked at every CheckEvery requests). It
 // validates a file before several passes start in parallel.
-func Check(s Source) (n int64, last float64, err error) {
+func Check(ctx context.Context, s Source) (n int64, last float64, err error) {
 	r, err := s.Open()
 	if err != nil {
 		return 0, 0, err
 	}
 	defer r.Close()
+	r = WithContext(ctx, r)
 	for {
 		q, err := r.Next()
 		if err == io.EOF {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -149,7 +150,7 @@ func TestBadRows(t *testing.T) {
 	for _, c := range cases {
 		src, err := Parse(writeFile(t, c.name, c.body), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
@@ -161,7 +162,7 @@ func TestEmpty(t *testing.T) {
 	for _, body := range []string{"", GenericHeader + "\n", AzureHeader + "\n", `"TIMESTAMP","ContextTokens","GeneratedTokens"` + "\r\n", `"arrival_s","prompt_tokens","output_tokens"` + "\n"} {
 		src, err := Parse(writeFile(t, "e.csv", body), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		if !errors.Is(err, ErrEmpty) {
 			t.Errorf("%q: err = %v, want ErrEmpty", body, err)
@@ -330,7 +331,7 @@ func TestLineTooLong(t *testing.T) {
 	p := writeFile(t, "zeros.csv", strings.Repeat("0", MaxLine+10))
 	src, err := Parse(p, Options{})
 	if err == nil {
-		_, _, err = Check(src)
+		_, _, err = Check(context.Background(), src)
 	}
 	if err == nil || !strings.Contains(err.Error(), "zeros.csv:1: a line longer than 1048576 bytes") {
 		t.Errorf("err = %v, want the line and the limit", err)
@@ -595,7 +596,7 @@ func TestQuotedCSVErrors(t *testing.T) {
 	} {
 		src, err := Parse(writeFile(t, name, c.body), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant it to contain %s", name, err, c.want)
@@ -610,7 +611,7 @@ func TestQuotedCSVErrors(t *testing.T) {
 	} {
 		src, err := Parse("azure:"+writeFile(t, name, c.body), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("azure:%s: err = %v\nwant it to contain %s", name, err, c.want)
@@ -683,7 +684,7 @@ func TestAzureNearMissHeader(t *testing.T) {
 	} {
 		src, err := Parse(writeFile(t, name, head+"\n"+row), Options{})
 		if err == nil {
-			_, _, err = Check(src)
+			_, _, err = Check(context.Background(), src)
 		}
 		want := name + `:1: want the header TIMESTAMP,ContextTokens,GeneratedTokens on the first line (an Azure LLM trace: those three columns in that order, the names case-sensitive), found "` + head + `"`
 		if err == nil || !strings.HasSuffix(err.Error(), want) {
@@ -693,7 +694,7 @@ func TestAzureNearMissHeader(t *testing.T) {
 	// A generic CSV's own header is still the generic one's.
 	if src, err := Parse(writeFile(t, "g.csv", GenericHeader+"\n0,1,1\n"), Options{}); err != nil {
 		t.Errorf("generic header: %v", err)
-	} else if _, _, err := Check(src); err != nil {
+	} else if _, _, err := Check(context.Background(), src); err != nil {
 		t.Errorf("generic header: %v", err)
 	}
 }

@@ -48,16 +48,12 @@ func splitCheck(ctx context.Context, src trace.Source, dur, split, holdout float
 	return nil
 }
 
-// eachCheck is how many requests each reads between two looks at its
-// context (replay's checkpoint too).
-const eachCheck = 1 << 16
-
 // ms rounds seconds to the millisecond for a message (0.1474806800841032
 // reads 0.147).
 func ms(s float64) float64 { return math.Round(s*1000) / 1000 }
 
 // each calls f on every request of one pass over src, or returns ctx's
-// error once it is done (checked every eachCheck requests: a pass over
+// error once it is done (checked every trace.CheckEvery requests: a pass over
 // 2^28 generated requests takes tens of seconds, which a SIGTERM waited
 // out, and one over 10^10 ran on for ten minutes after it).
 func each(ctx context.Context, src trace.Source, f func(trace.Request)) error {
@@ -66,12 +62,8 @@ func each(ctx context.Context, src trace.Source, f func(trace.Request)) error {
 		return err
 	}
 	defer rd.Close()
-	for i := 0; ; i++ {
-		if i%eachCheck == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	rd = trace.WithContext(ctx, rd)
+	for {
 		q, err := rd.Next()
 		if err == io.EOF {
 			return nil

@@ -299,7 +299,7 @@ func prepare(ctx context.Context, src trace.Source, cfg Config) (prep, error) {
 	}
 	dur := src.Duration
 	if dur <= 0 {
-		_, last, err := trace.Check(src)
+		_, last, err := trace.Check(ctx, src)
 		if err != nil {
 			return prep{}, err
 		}

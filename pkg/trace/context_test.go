@@ -1,0 +1,73 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+)
+
+// countingReader serves n requests a second apart, counting the reads, and
+// calls at(i) before the i-th (from 1); it reports skip rows skipped.
+type countingReader struct {
+	n, read int
+	skip    int64
+	at      func(i int)
+}
+
+func (r *countingReader) Next() (Request, error) {
+	if r.read == r.n {
+		return Request{}, io.EOF
+	}
+	r.read++
+	if r.at != nil {
+		r.at(r.read)
+	}
+	return Request{Arrival: float64(r.read), Prompt: 1, Output: 1}, nil
+}
+func (r *countingReader) Close() error   { return nil }
+func (r *countingReader) Skipped() int64 { return r.skip }
+
+// TestCheckCancelled: Check read a whole file (up to 4 GiB) whatever its
+// context; now it ends at the first look after the context is done. The
+// context is cancelled while the 10th request is read: the next look is
+// before request CheckEvery+1 (65,537), so exactly CheckEvery requests
+// are read of the 3 x CheckEvery.
+func TestCheckCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rd := &countingReader{n: 3 * CheckEvery, at: func(i int) {
+		if i == 10 {
+			cancel()
+		}
+	}}
+	src := NewSource("big.csv", 0, func() (Reader, error) { return rd, nil })
+	if _, _, err := Check(ctx, src); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rd.read != CheckEvery {
+		t.Errorf("read %d requests, want %d", rd.read, CheckEvery)
+	}
+	// Not cancelled: the whole trace, 3 x 65,536 requests, the last at
+	// second 196,608.
+	rd = &countingReader{n: 3 * CheckEvery}
+	if n, last, err := Check(context.Background(), src); err != nil || n != 3*CheckEvery || last != 3*CheckEvery {
+		t.Errorf("Check = %d, %g, %v; want %d, %d, nil", n, last, err, 3*CheckEvery, 3*CheckEvery)
+	}
+}
+
+// TestWithContextSkipped: the wrapper reports the rows its reader skipped
+// (a BurstGPT file's Request tokens 0), and a context done before the
+// first request ends the pass at once.
+func TestWithContextSkipped(t *testing.T) {
+	r := WithContext(context.Background(), &countingReader{n: 1, skip: 7})
+	if got := SkippedRows(r); got != 7 {
+		t.Errorf("SkippedRows = %d, want 7", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	inner := &countingReader{n: 5}
+	if _, err := WithContext(ctx, inner).Next(); !errors.Is(err, context.Canceled) || inner.read != 0 {
+		t.Errorf("done context: err %v after %d reads; want context.Canceled before any", err, inner.read)
+	}
+}
