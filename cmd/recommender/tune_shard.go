@@ -204,6 +204,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if len(mine) == 0 && c.Output != "json" {
 		fmt.Fprintf(e.stdout, "shard %d/%d: no target: %s has %d target(s) with a tune: block, the k-th (from 0) in shard k mod %d\n", i, n, c.PrometheusRangeFlags.Config, k, n)
 	}
+	interrupted := false
 	for _, t := range mine {
 		dir := c.Out
 		if dir == "" {
@@ -221,11 +222,17 @@ func (c *TuneCmd) runShard(e *env) error {
 		for _, msg := range shed {
 			fmt.Fprintf(e.stderr, "warning: target %s: %s\n", t.Name, msg)
 		}
-		if err == nil {
-			err = tune.WriteResult(dir, res)
+		// A target's file is replaced only when its line follows: a signal
+		// before the write leaves the old file (and no line), one during it
+		// a new file and the line that says so.
+		written := false
+		if err == nil && e.ctx.Err() == nil {
+			err = writeShardResult(dir, res)
+			written = err == nil
 		}
-		if e.ctx.Err() != nil {
-			return e.ctx.Err()
+		if e.ctx.Err() != nil && !written {
+			interrupted = true
+			break
 		}
 		switch {
 		case errors.Is(err, tune.ErrShortHistory), errors.Is(err, tune.ErrHistoryGaps):
@@ -258,6 +265,10 @@ func (c *TuneCmd) runShard(e *env) error {
 					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, hist, res.Replays, res.CPUSeconds, r.Path)
 			}
 		}
+		if e.ctx.Err() != nil {
+			interrupted = true
+			break
+		}
 	}
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
@@ -269,8 +280,17 @@ func (c *TuneCmd) runShard(e *env) error {
 			return err
 		}
 	}
+	if interrupted {
+		// The targets done are listed above (text lines, JSON targets),
+		// each file written with its line.
+		return e.ctx.Err()
+	}
 	if failed > 0 {
 		return fmt.Errorf("tune: %d of %d targets of shard %d/%d failed", failed, len(mine), i, n)
 	}
 	return nil
 }
+
+// writeShardResult writes a target's result (tune.WriteResult); a
+// variable for the test of a signal that lands during the write.
+var writeShardResult = tune.WriteResult
