@@ -195,7 +195,10 @@ type tuned struct {
 	straddled [2]float64
 	// oldLogged is when a tune.dir result older than staleResults
 	// every was last said to be (once per failRepeat while it lasts).
-	oldLogged         time.Time
+	oldLogged time.Time
+	// slowWarned is the tune.every a run was last said to take as long
+	// as or longer (once per target and every: runs go back to back).
+	slowWarned        time.Duration
 	infoPolicy        string
 	infoState         string
 	infoTerms         string
@@ -712,9 +715,13 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	}
 	var stale error
 	loud := err != nil
+	var slow time.Duration // an in-process run as long as every or longer: the next is due as it ends
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
+		if every, took := time.Duration(s.cfg.Tune.Every), tn.now().Sub(start); err == nil && j.cfg.Tune.Dir == "" && every > 0 && took >= every && s.slowWarned != every {
+			s.slowWarned, slow = every, took
+		}
 		if err == nil {
 			s.runFail.clear()
 		} else {
@@ -743,6 +750,10 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 	}
 	tn.mu.Unlock()
+	if slow > 0 {
+		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
+			"target", j.name, "took", slow.Round(time.Second), "every", j.cfg.Tune.Every)
+	}
 	if stale != nil {
 		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
 	}

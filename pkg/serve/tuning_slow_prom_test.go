@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/buftest"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// slowClock is a clock that a run's first range query moves on by
+// advance (set before each run): a run of that long on serve's clock.
+type slowClock struct {
+	promql.API
+	mu      sync.Mutex
+	now     time.Time
+	advance time.Duration
+}
+
+func (c *slowClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *slowClock) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	c.mu.Lock()
+	c.now, c.advance = c.now.Add(c.advance), 0
+	c.mu.Unlock()
+	return c.API.Range(ctx, q, start, end, step)
+}
+
+// TestTuningRunLongerThanEvery: an in-process run that takes tune.every
+// (1h) or longer has the next run due as it ends: runs go back to back,
+// and nothing said so. A run of 90 minutes is warned of, naming the
+// target, how long it took and every; a second such run is not warned of
+// again (once per target and every), and a run of 30 minutes never is.
+func TestTuningRunLongerThanEvery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	ctx := context.Background()
+	cfg := tuneTestConfig(t, srv.URL, "shadow", "2s")
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &slowClock{API: src.Evaluator.API, now: tr.End.Add(-6 * time.Hour)}
+	reg := prometheus.NewRegistry()
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock.Now})
+	tn := NewTuning(reg)
+	var log buftest.Buffer
+	tn.API, tn.Period, tn.Now, tn.Log = clock, 15*time.Second, clock.Now, slog.New(slog.NewTextHandler(&log, nil))
+	tn.Options = tune.TargetOptions{Workers: 2, Space: tune.Space{
+		Metrics: []tune.MetricSpace{{Name: "queue", Targets: []float64{0.25, 0.5}, Integer: true, PerBatch: true}},
+		Dims:    tune.DefaultSpace.Dims,
+	}}
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "tuning run took tune.every or longer"
+	// 30 minutes: the next run an hour after this one's start, 30
+	// minutes after its end.
+	clock.advance = 30 * time.Minute
+	tn.Step(ctx)
+	if strings.Contains(log.String(), warning) {
+		t.Errorf("a 30-minute run: log %q; want no warning", log.String())
+	}
+	// 30 minutes on: the run due (an hour since the last start), and 90
+	// minutes long.
+	clock.mu.Lock()
+	clock.now, clock.advance = clock.now.Add(30*time.Minute), 90*time.Minute
+	clock.mu.Unlock()
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), warning); n != 1 || !strings.Contains(log.String(), "target=chat took=1h30m0s every=1h") {
+		t.Errorf("a 90-minute run: log %q; want one warning naming chat, took=1h30m0s and every=1h", log.String())
+	}
+	// Due at once (its start 90 minutes ago): another 90 minutes, not said
+	// again.
+	clock.advance = 90 * time.Minute
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), warning); n != 1 {
+		t.Errorf("a second 90-minute run: %d warnings, want the first only; log %q", n, log.String())
+	}
+	if n := strings.Count(log.String(), "msg=\"target tuned\""); n != 3 {
+		t.Errorf("%d runs, want 3; log %q", n, log.String())
+	}
+}
