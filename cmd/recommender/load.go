@@ -203,7 +203,7 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalidf("--rate: %v", err)
 		}
 	default:
-		src, err := trace.Parse(c.Trace, trace.Options{Sort: c.Sort})
+		src, err := trace.ParseContext(e.ctx, c.Trace, trace.Options{Sort: c.Sort})
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}

@@ -227,7 +227,7 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 			return trace.Source{}, invalidf("--window: %v", err)
 		}
 	}
-	src, err := trace.Parse(c.Trace, opts)
+	src, err := trace.ParseContext(ctx, c.Trace, opts)
 	if err != nil {
 		return trace.Source{}, invalidf("--trace: %v", err)
 	}

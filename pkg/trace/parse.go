@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,12 @@ const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., 
 // start of a file to detect its format but leaves full validation to the
 // passes (or Check).
 func Parse(spec string, opts Options) (Source, error) {
+	return ParseContext(context.Background(), spec, opts)
+}
+
+// ParseContext is Parse whose read of a whole file under opts.Sort ends
+// with ctx's error once ctx is done (SortedContext).
+func ParseContext(ctx context.Context, spec string, opts Options) (Source, error) {
 	src, err := parseBase(spec, opts.Seed)
 	if err != nil {
 		return Source{}, err
@@ -58,7 +65,7 @@ func Parse(spec string, opts Options) (Source, error) {
 			// Ignored, it would say nothing: a generated trace is in order.
 			return Source{}, fmt.Errorf("trace %q is generated in time order: sort (--sort) applies to a trace file; leave it out", spec)
 		}
-		if src, err = Sorted(src); err != nil {
+		if src, err = SortedContext(ctx, src); err != nil {
 			return Source{}, err
 		}
 	}

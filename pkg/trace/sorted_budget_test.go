@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -21,12 +22,12 @@ func TestSortedWithinBudget(t *testing.T) {
 		reqs[i] = Request{Arrival: float64(len(reqs) - i), Prompt: 1, Output: 1} // reversed
 	}
 	src := FromSlice("t.csv", 0, reqs)
-	_, err := sorted(src, func() membudget.Budget { return membudget.Budget{Limit: 64 << 20, Available: 64 << 10} })
+	_, err := sorted(context.Background(), src, func() membudget.Budget { return membudget.Budget{Limit: 64 << 20, Available: 64 << 10} })
 	want := "t.csv: --sort holds the rows in memory (16 bytes each): 4096 rows read and more to come would need 0.141 MiB, more than the 0.0625 MiB this process may still take (memory limit 64 MiB); sort the file by arrival on disk instead"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %q...", err, want)
 	}
-	out, err := sorted(src, func() membudget.Budget { return membudget.Budget{Limit: 64 << 20, Available: 1 << 20} })
+	out, err := sorted(context.Background(), src, func() membudget.Budget { return membudget.Budget{Limit: 64 << 20, Available: 1 << 20} })
 	if err != nil {
 		t.Fatal(err)
 	}

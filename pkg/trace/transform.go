@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -120,11 +121,18 @@ func ParseWindow(v string) (start, end float64, err error) {
 // each): one that would take more than the memory budget (membudget, the
 // process's memory limit less what it holds and a headroom) is an error
 // naming the file, the rows read and what to do, before it is allocated.
-func Sorted(s Source) (Source, error) { return sorted(s, membudget.Now) }
+func Sorted(s Source) (Source, error) { return SortedContext(context.Background(), s) }
 
-// sorted is Sorted with the memory budget read from budget at each growth
-// of the rows held.
-func sorted(s Source, budget func() membudget.Budget) (Source, error) {
+// SortedContext is Sorted whose read ends with ctx's error once ctx is
+// done (looked at every CheckEvery rows): an interrupt does not wait for a
+// 4 GiB file to be read.
+func SortedContext(ctx context.Context, s Source) (Source, error) {
+	return sorted(ctx, s, membudget.Now)
+}
+
+// sorted is SortedContext with the memory budget read from budget at each
+// growth of the rows held.
+func sorted(ctx context.Context, s Source, budget func() membudget.Budget) (Source, error) {
 	r, err := s.open()
 	if err != nil {
 		return Source{}, err
@@ -133,9 +141,10 @@ func sorted(s Source, budget func() membudget.Budget) (Source, error) {
 	if u, ok := r.(interface{ unordered() }); ok {
 		u.unordered()
 	}
+	rc := WithContext(ctx, r)
 	var reqs []Request
 	for {
-		q, err := r.Next()
+		q, err := rc.Next()
 		if err == io.EOF {
 			break
 		}
