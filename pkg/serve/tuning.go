@@ -715,12 +715,12 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	}
 	var stale error
 	loud := err != nil
-	var slow time.Duration // an in-process run as long as every or longer: the next is due as it ends
+	var slow, slowEvery time.Duration // an in-process run as long as every or longer: the next is due as it ends
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
 		if every, took := time.Duration(s.cfg.Tune.Every), tn.now().Sub(start); err == nil && j.cfg.Tune.Dir == "" && every > 0 && took >= every && s.slowWarned != every {
-			s.slowWarned, slow = every, took
+			s.slowWarned, slow, slowEvery = every, took, every
 		}
 		if err == nil {
 			s.runFail.clear()
@@ -752,7 +752,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	tn.mu.Unlock()
 	if slow > 0 {
 		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
-			"target", j.name, "took", slow.Round(time.Second), "every", j.cfg.Tune.Every)
+			"target", j.name, "took", slow.Round(time.Second), "every", model.Duration(slowEvery))
 	}
 	if stale != nil {
 		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
