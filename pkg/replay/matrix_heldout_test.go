@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -92,7 +93,7 @@ func checkMatrixTraceName(given []matrixTrace, tr matrixTrace) error {
 // is replayed, not a failure in each replica's cell.
 func checkMatrixTrace(src trace.Source) error {
 	const period = 15.0 // the matrix's Config.Period (its default)
-	_, last, err := trace.Check(src)
+	_, last, err := trace.Check(context.Background(), src)
 	if err != nil {
 		return err
 	}

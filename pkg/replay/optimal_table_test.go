@@ -40,7 +40,7 @@ func TestOptimalTable(t *testing.T) {
 			if err != nil || spec == "reference" || strings.HasPrefix(spec, "synthetic:") {
 				return src, err
 			}
-			_, last, err := trace.Check(src)
+			_, last, err := trace.Check(context.Background(), src)
 			src.Duration = last
 			return src, err
 		}

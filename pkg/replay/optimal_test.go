@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func TestOptimalDominatesSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, last, err := trace.Check(src)
+	_, last, err := trace.Check(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
