@@ -38,7 +38,7 @@ func TestUnboundedSpansRefused(t *testing.T) {
 				d += time.Second
 			}
 			p.Schedule = []ScheduleWindow{{Cron: "0 8 * * *", Duration: d, Min: 2}}
-		}, "schedule[0].duration", "8760h0m1s must be at most 8760h0m0s (a year; the longest a cron leaves between firings)"},
+		}, "schedule[0].duration", "8760h0m1s must be at most 8760h0m0s (a year, the period of @yearly)"},
 	} {
 		at := base()
 		c.edit(at, false)

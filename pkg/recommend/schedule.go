@@ -69,7 +69,7 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, Fi
 		} else if w.Duration > maxScheduleDuration {
 			// @yearly fires once a year: a floor past it never ends, which
 			// min says plainly.
-			fail("duration", "%v must be at most %v (a year; the longest a cron leaves between firings): how long the floor lasts after each firing, e.g. 12h; for a floor that never ends, raise min", w.Duration, maxScheduleDuration)
+			fail("duration", "%v must be at most %v (a year, the period of @yearly): how long the floor lasts after each firing, e.g. 12h; for a floor that never ends, raise min", w.Duration, maxScheduleDuration)
 		}
 		if w.Min < 0 || w.Min > maxReplicas {
 			fail("min", "%d must be in 0..max (%d)", w.Min, maxReplicas)
