@@ -121,7 +121,15 @@ var ErrStateTooOld = errors.New("state file too old")
 // clock runs ahead): its age cannot be judged, and a file saved in 2099
 // would never grow older than MaxAge. It wraps ErrStateTooOld (the file
 // is ignored as stale), and serve logs it as a warning: a clock to check.
-var ErrStateFromFuture = fmt.Errorf("%w: saved in the future", ErrStateTooOld)
+// Its text says "saved in the future", not "too old".
+var ErrStateFromFuture error = stateFromFuture{}
+
+// stateFromFuture is ErrStateFromFuture: an error of its own text that
+// is ErrStateTooOld to errors.Is.
+type stateFromFuture struct{}
+
+func (stateFromFuture) Error() string        { return "state file saved in the future" }
+func (stateFromFuture) Is(target error) bool { return target == ErrStateTooOld }
 
 // MaxClockSkew is how far ahead of the clock a state file's saved_at may
 // lie and still be restored: 5 minutes (Kerberos's default clock skew),

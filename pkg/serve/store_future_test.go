@@ -47,7 +47,9 @@ func TestStoreFutureSavedAt(t *testing.T) {
 			t.Errorf("saved_at %v ahead: %v %v, want ErrStateTooOld and ErrStateFromFuture", c.ahead, p, err)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, "chat.json") || !strings.Contains(msg, "ahead of this clock") || !strings.Contains(msg, "check the node's clock") {
+		// It says the file is from the future, not "too old" (the text of
+		// ErrStateTooOld, which it is to errors.Is only).
+		if msg := err.Error(); !strings.Contains(msg, "chat.json: state file saved in the future: its saved_at is") || strings.Contains(msg, "too old") || !strings.Contains(msg, "ahead of this clock") || !strings.Contains(msg, "check the node's clock") {
 			t.Errorf("saved_at %v ahead: %q, want the file, how far ahead and what to do", c.ahead, msg)
 		}
 	}
