@@ -795,5 +795,9 @@ func (res resolved) reconstructError(ctx context.Context, cmd string, err error,
 		return fmt.Errorf("%s: %w: %s over %s..%s (%s)", cmd, err,
 			what, res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
 	}
+	if errors.Is(err, backtest.ErrTooManyRequests) {
+		return fmt.Errorf("%s: %w over %s..%s; %s a shorter range (--start, --end)", cmd, err,
+			res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), cmd)
+	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }

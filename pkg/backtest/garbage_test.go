@@ -275,14 +275,14 @@ func TestMaxInFlightIsServes(t *testing.T) {
 // steps at 100,000 req/s), which a synthetic trace is refused for
 // (trace.MaxGenerated, 268,435,456). By hand: two one-hour steps of
 // 180,000,000 completions (50,000 req/s each, plausible) total 3.6e8:
-// refused naming the total and what to do; two of 130,000,000 total
+// refused naming the total (ErrTooManyRequests: the caller names its range's knob); two of 130,000,000 total
 // 2.6e8, within the bound.
 func TestReconstructBoundsTotal(t *testing.T) {
 	g := Grid{Start: t0, Step: time.Hour, N: 2}
 	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 3600, 1.8e8, 7200, 3.6e8)}}, InFlight: []float64{0, 0, 0}, PromptMean: 100, OutputMean: 50}
 	_, err := Reconstruct(h, Options{})
-	want := "the range's reconstructed arrivals total 3.6e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds); backtest a shorter range (--start, --end)"
-	if err == nil || err.Error() != want {
+	want := "too many requests to replay: the range's reconstructed arrivals total 3.6e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds)"
+	if !errors.Is(err, ErrTooManyRequests) || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 	h.Success = []Series{{Points: pts(0, 0, 3600, 1.3e8, 7200, 2.6e8)}}

@@ -44,6 +44,12 @@ type Workload struct {
 // requests in flight at the range's start.
 var ErrNoTraffic = errors.New("no request completed in the range")
 
+// ErrTooManyRequests is Reconstruct's error for a range whose arrivals
+// total more than trace.MaxGenerated requests (the bound of a synthetic
+// trace): each policy would replay them all, for days. The caller says
+// how to shorten its range.
+var ErrTooManyRequests = errors.New("too many requests to replay")
+
 // MaxArrivalRate bounds the reconstructed arrival rate of a step, in
 // requests per second. One target serving more is not plausible (a large
 // vLLM fleet serves hundreds); a step above it means the series are not
@@ -116,7 +122,8 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	if w.Requests > trace.MaxGenerated {
 		// Each step's rate is plausible, but replaying them all would run
 		// for days per policy: the bound of a synthetic trace.
-		return w, fmt.Errorf("the range's reconstructed arrivals total %.3g requests, more than the %d a generated trace may draw (as many as a 4 GiB trace file holds); backtest a shorter range (--start, --end)", w.Requests, int64(trace.MaxGenerated))
+		// The caller names its range's knob (--start/--end, tune.history).
+		return w, fmt.Errorf("%w: the range's reconstructed arrivals total %.3g requests, more than the %d a generated trace may draw (as many as a 4 GiB trace file holds)", ErrTooManyRequests, w.Requests, int64(trace.MaxGenerated))
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}

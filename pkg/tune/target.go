@@ -291,6 +291,11 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w: %s%s over %s..%s (%s)", t.Name, err,
 			t.Server.Families().Requests[0], t.Selector, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), check)
 	}
+	if errors.Is(err, backtest.ErrTooManyRequests) {
+		// Its range is the tune: block's history, not a flag.
+		return TargetResult{}, fmt.Errorf("target %s: history: %w over %s..%s; lower tune.history (%s)", t.Name, err,
+			g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), t.Tune.History)
+	}
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
