@@ -134,6 +134,10 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s (%s)", cmd, res.pair.of, pe.Role,
 				pe.Err, success[i], over, check)
 		}
+		if errors.Is(err, backtest.ErrTooManyRequests) {
+			return w, st, fmt.Errorf("%s: %s, %w over %s..%s; %s a shorter range (--start, --end)", cmd, res.pair.of, err,
+				res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), cmd)
+		}
 		return w, st, fmt.Errorf("%s: %s, %w", cmd, res.pair.of, err)
 	}
 	return w, st, nil

@@ -50,7 +50,7 @@ func denseProm(t *testing.T, rate float64) *httptest.Server {
 // total more than trace.MaxGenerated (268,435,456) is refused; backtest,
 // profile and tune each say to read a shorter range with --start and
 // --end (the message said "backtest a shorter range" under tune and
-// profile too). By hand: 80,000 req/s over an hour is 2.88e8 requests;
+// profile too, and nothing for a pair). By hand: 80,000 req/s over an hour is 2.88e8 requests;
 // over the day a profile needs at least, 6.912e9.
 func TestTooManyRequestsNamesTheRange(t *testing.T) {
 	srv := denseProm(t, 80000)
@@ -65,5 +65,12 @@ func TestTooManyRequestsNamesTheRange(t *testing.T) {
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.cmd, code, stderr, want)
 		}
+	}
+	// A pair: the pool read first (decode) is named, and the range.
+	code, _, stderr := runIn(t, nil, "backtest", "--pd", "--prometheus-url", srv.URL, "--prefill-selector", `{pod=~"p-.*"}`, "--decode-selector", `{pod=~"d-.*"}`,
+		"--start", "2026-01-05T11:00:00Z", "--end", "2026-01-05T12:00:00Z")
+	want := "decode pool: too many requests to replay: the range's reconstructed arrivals total 2.88e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds) over 2026-01-05T11:00:00Z..2026-01-05T12:00:00Z; backtest a shorter range (--start, --end)"
+	if code != exitRuntime || !strings.Contains(stderr, want) {
+		t.Errorf("backtest --pd: exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
 	}
 }
