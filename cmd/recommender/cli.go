@@ -356,9 +356,6 @@ func parseArgs(parser *kong.Kong, args []string) (kctx *kong.Context, err error)
 	return parser.Parse(args)
 }
 
-// durationIn checks that flag's value d lies in lo..hi: an invalid-input
-// error (exit 2) naming the flag, the range and why (a clause such as "a
-// poll more often than 100ms busy-loops") otherwise.
 // sloTTFTAtMost refuses a --slo-ttft beyond recommend.MaxLatencyTarget (a
 // week): the recommended policy's ttft target is the SLO, and a latency
 // target that long never fires (a slip such as 100000h).
@@ -369,6 +366,9 @@ func sloTTFTAtMost(d time.Duration) error {
 	return invalidf("--slo-ttft %s: want at most %s (a week, the bound of a ttft target): a first token that late is a failure whatever the SLO, and the recommended policy's ttft target, the SLO, would never fire", shortDuration(d), shortDuration(recommend.MaxLatencyTarget))
 }
 
+// durationIn checks that flag's value d lies in lo..hi: an invalid-input
+// error (exit 2) naming the flag, the range and why (a clause such as "a
+// poll more often than 100ms busy-loops") otherwise.
 func durationIn(flag string, d, lo, hi time.Duration, why string) error {
 	if d >= lo && d <= hi {
 		return nil
