@@ -47,29 +47,32 @@ func denseProm(t *testing.T, rate float64) *httptest.Server {
 }
 
 // TestTooManyRequestsNamesTheRange: a range whose reconstructed arrivals
-// total more than trace.MaxGenerated (268,435,456) is refused; backtest,
-// profile and tune each say to read a shorter range with --start and
-// --end (the message said "backtest a shorter range" under tune and
-// profile too, and nothing for a pair). By hand: 80,000 req/s over an hour is 2.88e8 requests;
-// over the day a profile needs at least, 6.912e9.
+// total more than backtest.MaxReconstructed (2^33, 8,589,934,592) is
+// refused; backtest, profile and tune each say to read a shorter range
+// with --start and --end (the message said "backtest a shorter range"
+// under tune and profile too, and nothing for a pair). By hand: 80,000
+// req/s over two days is 1.3824e10 requests.
 func TestTooManyRequestsNamesTheRange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads two days of 30 s steps from a fake Prometheus per command")
+	}
 	srv := denseProm(t, 80000)
 	for _, c := range []struct{ cmd, start, total string }{
-		{"backtest", "2026-01-05T11:00:00Z", "2.88e+08"},
-		{"profile", "2026-01-04T12:00:00Z", "6.91e+09"},
-		{"tune", "2026-01-05T11:00:00Z", "2.88e+08"},
+		{"backtest", "2026-01-03T12:00:00Z", "1.382e+10"},
+		{"profile", "2026-01-03T12:00:00Z", "1.382e+10"},
+		{"tune", "2026-01-03T12:00:00Z", "1.382e+10"},
 	} {
 		code, _, stderr := runIn(t, nil, c.cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
 			"--start", c.start, "--end", "2026-01-05T12:00:00Z")
-		want := "infscale: " + c.cmd + ": too many requests to replay: the range's reconstructed arrivals total " + c.total + " requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds) over " + c.start + "..2026-01-05T12:00:00Z; " + c.cmd + " a shorter range (--start, --end)"
+		want := "infscale: " + c.cmd + ": too many requests to replay: the range's reconstructed arrivals total " + c.total + " requests, more than the 8589934592 (2^33) a replay of history takes (each policy's replay would take an hour or more) over " + c.start + "..2026-01-05T12:00:00Z; " + c.cmd + " a shorter range (--start, --end)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.cmd, code, stderr, want)
 		}
 	}
 	// A pair: the pool read first (decode) is named, and the range.
 	code, _, stderr := runIn(t, nil, "backtest", "--pd", "--prometheus-url", srv.URL, "--prefill-selector", `{pod=~"p-.*"}`, "--decode-selector", `{pod=~"d-.*"}`,
-		"--start", "2026-01-05T11:00:00Z", "--end", "2026-01-05T12:00:00Z")
-	want := "decode pool: too many requests to replay: the range's reconstructed arrivals total 2.88e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds) over 2026-01-05T11:00:00Z..2026-01-05T12:00:00Z; backtest a shorter range (--start, --end)"
+		"--start", "2026-01-03T12:00:00Z", "--end", "2026-01-05T12:00:00Z")
+	want := "decode pool: too many requests to replay: the range's reconstructed arrivals total 1.382e+10 requests, more than the 8589934592 (2^33) a replay of history takes (each policy's replay would take an hour or more) over 2026-01-03T12:00:00Z..2026-01-05T12:00:00Z; backtest a shorter range (--start, --end)"
 	if code != exitRuntime || !strings.Contains(stderr, want) {
 		t.Errorf("backtest --pd: exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
 	}

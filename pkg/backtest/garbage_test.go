@@ -272,21 +272,29 @@ func TestMaxInFlightIsServes(t *testing.T) {
 
 // TestReconstructBoundsTotal: each step within MaxArrivalRate, the range
 // could still reconstruct more requests than any replay should draw (2^22
-// steps at 100,000 req/s), which a synthetic trace is refused for
-// (trace.MaxGenerated, 268,435,456). By hand: two one-hour steps of
-// 180,000,000 completions (50,000 req/s each, plausible) total 3.6e8:
-// refused naming the total (ErrTooManyRequests: the caller names its range's knob); two of 130,000,000 total
-// 2.6e8, within the bound.
+// steps at 100,000 req/s), refused past MaxReconstructed (2^33,
+// 8,589,934,592). By hand: two one-day steps of 5,184,000,000
+// completions (60,000 req/s each, within the step bound) total 1.0368e10:
+// refused naming the total (ErrTooManyRequests: the caller names its
+// range's knob); two of 3,456,000,000 (40,000 req/s) total 6.912e9,
+// within the bound; so is a week at 444 req/s (268,531,200), which the
+// bound of a synthetic trace (2^28) would have refused.
 func TestReconstructBoundsTotal(t *testing.T) {
-	g := Grid{Start: t0, Step: time.Hour, N: 2}
-	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 3600, 1.8e8, 7200, 3.6e8)}}, InFlight: []float64{0, 0, 0}, PromptMean: 100, OutputMean: 50}
+	const day = 86400
+	g := Grid{Start: t0, Step: day * time.Second, N: 2}
+	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, day, 5.184e9, 2*day, 1.0368e10)}}, InFlight: []float64{0, 0, 0}, PromptMean: 100, OutputMean: 50}
 	_, err := Reconstruct(h, Options{})
-	want := "too many requests to replay: the range's reconstructed arrivals total 3.6e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds)"
+	want := "too many requests to replay: the range's reconstructed arrivals total 1.037e+10 requests, more than the 8589934592 (2^33) a replay of history takes (each policy's replay would take an hour or more)"
 	if !errors.Is(err, ErrTooManyRequests) || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
-	h.Success = []Series{{Points: pts(0, 0, 3600, 1.3e8, 7200, 2.6e8)}}
-	if w, err := Reconstruct(h, Options{}); err != nil || w.Requests != 2.6e8 {
-		t.Errorf("2.6e8 requests: %v, err %v; want them reconstructed", w.Requests, err)
+	h.Success = []Series{{Points: pts(0, 0, day, 3.456e9, 2*day, 6.912e9)}}
+	if w, err := Reconstruct(h, Options{}); err != nil || w.Requests != 6.912e9 {
+		t.Errorf("6.912e9 requests: %v, err %v; want them reconstructed", w.Requests, err)
+	}
+	week := Grid{Start: t0, Step: 7 * day * time.Second, N: 1}
+	h = History{Grid: week, Success: []Series{{Points: pts(0, 0, 7*day, 444*7*day)}}, InFlight: []float64{0, 0}, PromptMean: 100, OutputMean: 50}
+	if w, err := Reconstruct(h, Options{}); err != nil || w.Requests != 444*7*day {
+		t.Errorf("a week at 444 req/s: %v, err %v; want it reconstructed", w.Requests, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/promql"
-	"github.com/infscale/infscale/pkg/trace"
 )
 
 // Options tune Reconstruct. The zero value is usable.
@@ -45,10 +44,18 @@ type Workload struct {
 var ErrNoTraffic = errors.New("no request completed in the range")
 
 // ErrTooManyRequests is Reconstruct's error for a range whose arrivals
-// total more than trace.MaxGenerated requests (the bound of a synthetic
-// trace): each policy would replay them all, for days. The caller says
-// how to shorten its range.
+// total more than MaxReconstructed requests. The caller says how to
+// shorten its range.
 var ErrTooManyRequests = errors.New("too many requests to replay")
+
+// MaxReconstructed bounds the requests a range's history reconstructs:
+// 2^33 (8,589,934,592), a week at 14,000 req/s on average, beyond any one
+// Deployment's traffic. A replay runs 2 to 3 million requests a second on
+// one core, so each policy's replay of that many takes an hour or more (a
+// backtest replays about seven, tune hundreds of windows and a dozen
+// whole ranges); a week at 444 req/s, 2.7e8 requests, takes about two
+// minutes a policy and is replayed.
+const MaxReconstructed = 1 << 33
 
 // MaxArrivalRate bounds the reconstructed arrival rate of a step, in
 // requests per second. One target serving more is not plausible (a large
@@ -119,11 +126,11 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	if w.Requests < 0.5 {
 		return w, fmt.Errorf("%w: the success counter's %.0f completions are the requests in flight at the start, none arrived", ErrNoTraffic, completed)
 	}
-	if w.Requests > trace.MaxGenerated {
-		// Each step's rate is plausible, but replaying them all would run
-		// for days per policy: the bound of a synthetic trace.
-		// The caller names its range's knob (--start/--end, tune.history).
-		return w, fmt.Errorf("%w: the range's reconstructed arrivals total %.3g requests, more than the %d a generated trace may draw (as many as a 4 GiB trace file holds)", ErrTooManyRequests, w.Requests, int64(trace.MaxGenerated))
+	if w.Requests > MaxReconstructed {
+		// Each step's rate is plausible, but replaying them all would take
+		// hours per policy. The caller names its range's knob
+		// (--start/--end, tune.history).
+		return w, fmt.Errorf("%w: the range's reconstructed arrivals total %.4g requests, more than the %d (2^33) a replay of history takes (each policy's replay would take an hour or more)", ErrTooManyRequests, w.Requests, int64(MaxReconstructed))
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}

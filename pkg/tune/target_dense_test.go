@@ -39,11 +39,12 @@ func (a denseAPI) Range(_ context.Context, q string, start, end time.Time, step 
 }
 
 // TestTuneTargetTooManyRequests: a history whose arrivals total more than
-// trace.MaxGenerated is refused by backtest.Reconstruct, whose message
-// said "backtest a shorter range (--start, --end)": serve's tuning and
-// tune --shard have no such flags, their range is the tune: block's
-// history. By hand: 80,000 req/s over the hour of history: 2.88e8
-// requests, more than 268,435,456; the error names tune.history.
+// backtest.MaxReconstructed is refused by backtest.Reconstruct, whose
+// message said "backtest a shorter range (--start, --end)": serve's
+// tuning and tune --shard have no such flags, their range is the tune:
+// block's history. By hand: 80,000 req/s over two days of history:
+// 1.3824e10 requests, more than 8,589,934,592; the error names
+// tune.history.
 func TestTuneTargetTooManyRequests(t *testing.T) {
 	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
 targets:
@@ -53,14 +54,14 @@ targets:
   metrics: [{type: queue, target: 24}]
   maxReplicaCount: 8
   replica: {gpu: h100-sxm, model: llama-3-8b}
-  tune: {history: 1h}
+  tune: {history: 2d}
 `), "tune.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	_, err = TuneTarget(context.Background(), denseAPI{rate: 80000}, &f.Targets[0], now, TargetOptions{})
-	want := "target chat: history: too many requests to replay: the range's reconstructed arrivals total 2.88e+08 requests, more than the 268435456 a generated trace may draw (as many as a 4 GiB trace file holds) over 2026-01-05T11:00:00Z..2026-01-05T12:00:00Z; lower tune.history (1h)"
+	want := "target chat: history: too many requests to replay: the range's reconstructed arrivals total 1.382e+10 requests, more than the 8589934592 (2^33) a replay of history takes (each policy's replay would take an hour or more) over 2026-01-03T12:00:00Z..2026-01-05T12:00:00Z; lower tune.history (2d)"
 	if !errors.Is(err, backtest.ErrTooManyRequests) || err == nil || err.Error() != want {
 		t.Errorf("err = %v; want ErrTooManyRequests:\n%s", err, want)
 	}
