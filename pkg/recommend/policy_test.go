@@ -202,6 +202,18 @@ func TestParseScheduleWindow(t *testing.T) {
 			t.Errorf("%q: %v, want a FieldError at %q", s, err, path)
 		}
 	}
+	// A year is 31,536,000 s: one second more in seconds names the bound
+	// (it said "want a duration such as 12h or 90s"), as 8761h does.
+	if w, err := ParseScheduleWindow("@daily;31536000;2"); err != nil || w.Duration != 8760*time.Hour {
+		t.Errorf("a year in seconds: %+v %v", w, err)
+	}
+	for _, s := range []string{"@daily;31536001;2", "@daily;1e300;2"} {
+		_, err := ParseScheduleWindow(s)
+		var fe FieldError
+		if !errors.As(err, &fe) || fe.Path != "duration" || !strings.Contains(fe.Msg, "must be at most 8760h0m0s (a year") {
+			t.Errorf("%q: %v, want the duration's year bound", s, err)
+		}
+	}
 }
 
 // TestValidateNoBehavior: an HPA without behavior takes only the scaleDown

@@ -106,6 +106,8 @@ func ParseScheduleWindow(s string) (ScheduleWindow, error) {
 	w := ScheduleWindow{Cron: f[0]}
 	if secs, err := strconv.ParseFloat(f[1], 64); err == nil && secs >= 0 && secs <= maxScheduleSeconds {
 		w.Duration = time.Duration(secs * float64(time.Second))
+	} else if err == nil && secs > maxScheduleSeconds { // +Inf too; Validate's words for the bound
+		return ScheduleWindow{}, FieldError{Path: "duration", Msg: fmt.Sprintf("%s seconds must be at most %v (a year, the period of @yearly): how long the floor lasts after each firing, e.g. 12h; for a floor that never ends, raise min", f[1], maxScheduleDuration)}
 	} else if d, err := time.ParseDuration(f[1]); err == nil {
 		w.Duration = d
 	} else {
