@@ -65,7 +65,8 @@ type Config struct {
 	// and the whole search's work expected, in seconds of trace replayed
 	// (a replay's time follows its span): the stages planned so far and
 	// estimates of those to come (the fine screen, the finalists, the
-	// baselines; not the floor rounds, which run when no finalist holds).
+	// baselines; not the floor rounds, which run when no finalist holds or
+	// a floor would be cheaper than the winner).
 	// Calls come from the workers as replays end, so one may carry less
 	// done than the one before; done <= total in each.
 	Progress func(done, total int)
@@ -163,7 +164,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	// screen as many candidates as coarse[0]'s neighbours for each
 	// finalist, the finalists' round, the baselines. The floor rounds and
 	// a second finalists' round are not expected: they run when no
-	// finalist holds.
+	// finalist holds (the cheaper-floor round, small, when one does).
 	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
 	screenW, finalW := setsWeight(sets), setsWeight(variants)
 	if !sameIn {
