@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -539,13 +540,13 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 
 // runEach runs the policies side by side, as many at once as the memory
 // budget holds at their backlog bound (replay.AtOnce, each replay of pools
-// pools; a note on w when fewer than all, a warning when the bound is
-// lowered), each reporting its share of the trace to prog as part i; it
-// returns each policy's result and error by index.
+// pools; a note on w when that is fewer than the cores would run, or the
+// bound is lowered), each reporting its share of the trace to prog as
+// part i; it returns each policy's result and error by index.
 func runEach[P, R any](pols []P, cfg replay.Config, pools int, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
 	budget := replayBudget()
 	atOnce, backlog := replay.AtOnce(len(pols), pools, budget.Available)
-	noteAtOnce(w, len(pols), pools, atOnce, backlog, budget)
+	noteAtOnce(w, min(len(pols), replayCores()), pools, atOnce, backlog, budget)
 	cfg.MaxBacklog = backlog
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))
@@ -574,16 +575,23 @@ func runEach[P, R any](pols []P, cfg replay.Config, pools int, w io.Writer, prog
 // variable for tests.
 var replayBudget = membudget.Now
 
+// replayCores is how many replays the machine runs at once
+// (GOMAXPROCS); a variable for tests.
+var replayCores = func() int { return runtime.GOMAXPROCS(0) }
+
 // noteAtOnce says on w, when runEach runs fewer than n replays at once
-// (atOnce) or lowers their backlog bound below replay.MaxBacklog, why:
-// the bytes n replays at their bound would take against the budget's.
+// (atOnce; n the policies or the cores, the fewer: below that the run is
+// longer) or lowers their backlog bound below replay.MaxBacklog, why: the
+// bytes n replays at their bound would take against the budget's. A
+// lowered bound changes a policy's figures only where its backlog reaches
+// it, and its shed warning then says the bound was lowered.
 func noteAtOnce(w io.Writer, n, pools, atOnce int, backlog int64, b membudget.Budget) {
 	mib := func(x int64) string { return strconv.FormatFloat(float64(x)/(1<<20), 'f', 1, 64) + " MiB" }
 	one := int64(pools) * replay.BacklogRequestBytes * replay.MaxBacklog
 	limit := "memory limit " + mib(b.Limit) + ", GOMEMLIMIT"
 	switch {
 	case backlog < replay.MaxBacklog:
-		fmt.Fprintf(w, "warning: one replay at its backlog bound (%d requests in the system, %s) takes more than the %s this process may still take (%s): the policies run one at a time, each keeping at most %d requests in the system; a policy with more sheds the later arrivals (counted unserved, warned below); give the process more memory to replay with the full bound\n",
+		fmt.Fprintf(w, "note: one replay at its backlog bound (%d requests in the system, %s) takes more than the %s this process may still take (%s): the policies run one at a time, each keeping at most %d requests in the system; a policy with more sheds the later arrivals (counted unserved, warned below); give the process more memory to replay with the full bound\n",
 			replay.MaxBacklog, mib(one), mib(b.Available), limit, backlog)
 	case atOnce < n:
 		fmt.Fprintf(w, "note: %d replays at their backlog bound (%d requests in the system, %s each) would take more than the %s this process may still take (%s): running %d at a time (the figures are the same, the run longer)\n",

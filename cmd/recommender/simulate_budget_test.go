@@ -13,9 +13,10 @@ import (
 // budgetFor sets the memory budget simulate sizes its replays to
 // (replayBudget) for the test: avail bytes still free under a 1 GiB limit.
 func budgetFor(t *testing.T, avail int64) {
-	old := replayBudget
+	old, oldCores := replayBudget, replayCores
 	replayBudget = func() membudget.Budget { return membudget.Budget{Limit: 1 << 30, Available: avail} }
-	t.Cleanup(func() { replayBudget = old })
+	replayCores = func() int { return 8 }
+	t.Cleanup(func() { replayBudget, replayCores = old, oldCores })
 }
 
 // TestSimulateMemoryBudget: simulate ran every policy at once whatever
@@ -52,10 +53,26 @@ func TestSimulateMemoryBudget(t *testing.T) {
 		t.Errorf("2 at a time: stderr %q; want the note running 2 at a time", twoErr)
 	}
 	_, lowErr := sim(16_000)
-	if !strings.Contains(lowErr, "the policies run one at a time, each keeping at most 256 requests in the system") {
-		t.Errorf("low budget: stderr %q; want the warning naming 256 requests", lowErr)
+	if !strings.Contains(lowErr, "note: one replay at its backlog bound (1000 requests in the system, 0.0 MiB) takes more than the 0.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): the policies run one at a time, each keeping at most 256 requests in the system") {
+		t.Errorf("low budget: stderr %q; want the note naming 256 requests", lowErr)
 	}
-	if !strings.Contains(lowErr, "warning: fixed:1: 256 requests were in the system") {
-		t.Errorf("low budget: stderr %q; want fixed:1's shed warning at 256", lowErr)
+	if !strings.Contains(lowErr, "warning: fixed:1: 256 requests were in the system") || !strings.Contains(lowErr, "(the replay's memory bound, lowered from 1000 to what the process's memory holds: give it more to replay with the full bound)") {
+		t.Errorf("low budget: stderr %q; want fixed:1's shed warning at 256, saying the bound was lowered", lowErr)
+	}
+}
+
+// TestSimulateMemoryBudgetCores: a budget that holds as many replays as
+// the machine runs at once says nothing: 3 policies on 2 cores with room
+// for 2 at their bound (70,000 bytes at 32,000 each) run as fast as
+// with room for all 3 (a note every run under a container's limit, where
+// 10 policies at 512 MiB each never fit, was noise).
+func TestSimulateMemoryBudgetCores(t *testing.T) {
+	lowerBacklog(t, 1000)
+	budgetFor(t, 70_000)
+	replayCores = func() int { return 2 }
+	var out, errb bytes.Buffer
+	args := []string{"simulate", "--trace", "synthetic:poisson,rate=4,duration=5m,seed=1", "-p", "fixed:1", "-p", "fixed:2", "-p", "fixed:3", "--quiet"}
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK || strings.Contains(errb.String(), "note:") {
+		t.Errorf("exit %d, stderr %q: want exit 0 and no note", code, errb.String())
 	}
 }

@@ -253,12 +253,15 @@ func (r Result) ShedWarning() string {
 	if r.Shed == 0 {
 		return ""
 	}
-	bound := r.Backlog
+	bound, lowered := r.Backlog, ""
 	if bound == 0 {
 		bound = MaxBacklog
 	}
-	return fmt.Sprintf("%s: %d requests were in the system (held, waiting, running) from t=%.0fs: %d later arrivals (%s of the trace) were counted unserved without being queued (the replay's memory bound); the policy is far short of this traffic",
-		r.Policy, bound, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
+	if bound < MaxBacklog {
+		lowered = fmt.Sprintf(", lowered from %d to what the process's memory holds: give it more to replay with the full bound", MaxBacklog)
+	}
+	return fmt.Sprintf("%s: %d requests were in the system (held, waiting, running) from t=%.0fs: %d later arrivals (%s of the trace) were counted unserved without being queued (the replay's memory bound%s); the policy is far short of this traffic",
+		r.Policy, bound, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)), lowered)
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.
