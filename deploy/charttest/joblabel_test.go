@@ -13,9 +13,20 @@ import (
 // "infscale", which rules/ alert on (InfscaleDown: absent(up{job="infscale"}
 // == 1)) and the dashboard's "up" reads. Under a release "prod" it was
 // "prod-infscale": InfscaleDown paged for as long as the release ran.
+// nameOverride and fullnameOverride rename the objects, not the job: with
+// nameOverride "llmscale" the job was "llmscale" (jobLabel read the
+// Service's app.kubernetes.io/name), and InfscaleDown paged as well.
 func TestScrapeJobIsInfscale(t *testing.T) {
-	for _, release := range []string{"infscale", "prod", "infscale-prod"} {
-		objs, err := tryRenderRelease(release, "")
+	for _, c := range []struct{ release, values string }{
+		{"infscale", ""},
+		{"prod", ""},
+		{"infscale-prod", ""},
+		{"infscale", "nameOverride: llmscale"},
+		{"prod", "nameOverride: llmscale"},
+		{"prod", "fullnameOverride: autoscaler"},
+	} {
+		release := c.release + " " + c.values
+		objs, err := tryRenderRelease(c.release, c.values)
 		if err != nil {
 			t.Fatalf("release %s: %v", release, err)
 		}
