@@ -111,6 +111,7 @@ func TestNames(t *testing.T) {
 // (examples/serve-prometheus.yaml).
 func TestPodKnobs(t *testing.T) {
 	objs := render(t, `
+keda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}
 prometheus:
   url: https://prom.example:9090
   basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}

@@ -24,8 +24,9 @@ func TestInlineSecretsRefused(t *testing.T) {
 			t.Errorf("values %s: error %v; want one naming %s and %s_file, without the secret", values, err, c.key, c.key)
 		}
 	}
-	// The _file forms render.
-	render(t, "prometheus: {url: 'http://prometheus:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}")
+	// The _file forms render (KEDA with its own credentials:
+	// TestKEDACredentials).
+	render(t, "prometheus: {url: 'http://prometheus:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}\nkeda: {authenticationRef: {name: prometheus-auth}, metadata: {authModes: basic}}")
 }
 
 // TestInlineKeyAndHeaderSecretsRefused: the other secrets prometheus/common
@@ -46,7 +47,7 @@ func TestInlineKeyAndHeaderSecretsRefused(t *testing.T) {
 		}
 	}
 	// Their file forms, and a header's plain values, render.
-	render(t, "prometheus: {url: 'http://prometheus:9090', tls_config: {cert_file: /c/tls.crt, key_file: /c/tls.key}, http_headers: {X-Scope-OrgID: {values: [team-a]}, X-Api-Key: {files: [/s/key]}}}")
+	render(t, "prometheus: {url: 'http://prometheus:9090', tls_config: {cert_file: /c/tls.crt, key_file: /c/tls.key}, http_headers: {X-Scope-OrgID: {values: [team-a]}, X-Api-Key: {files: [/s/key]}}}\nkeda: {authenticationRef: {name: prometheus-auth}, metadata: {authModes: 'tls,custom'}}")
 }
 
 // TestInlineSigV4SecretRefused: prometheus.sigv4.secret_key, which has no
@@ -60,5 +61,5 @@ func TestInlineSigV4SecretRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "AWS_SECRET_ACCESS_KEY") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("values %s: error %v; want one naming prometheus.sigv4.secret_key, the IRSA annotation and AWS_SECRET_ACCESS_KEY, without the secret", values, err)
 	}
-	render(t, "prometheus: {url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1', sigv4: {region: eu-west-1}}\nserviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale'}}")
+	render(t, "prometheus: {url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1', sigv4: {region: eu-west-1}}\nserviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale'}}\nkeda: {authenticationRef: {name: aws-amp, kind: ClusterTriggerAuthentication}, metadata: {awsRegion: eu-west-1}}")
 }

@@ -214,14 +214,79 @@ spec:
   triggers:
   - type: prometheus
     metricType: AverageValue
+    {{- with .root.Values.keda.authenticationRef }}
+    authenticationRef:
+      name: {{ required "keda.authenticationRef.name: the TriggerAuthentication (or ClusterTriggerAuthentication) holding KEDA's credentials for its Prometheus" .name | quote }}
+      {{- with .kind }}
+      kind: {{ . }}
+      {{- end }}
+    {{- end }}
     metadata:
-      serverAddress: {{ .root.Values.keda.serverAddress | default .root.Values.prometheus.url | required "keda.serverAddress: the Prometheus KEDA reads infscale's metric from (prometheus.url is null: embedded mode); or scaledObject.enabled: false" }}
+      serverAddress: {{ include "infscale.kedaServerAddress" .root }}
       query: {{ .query }}
       threshold: "1"
       {{- if eq $min 0 }}
       activationThreshold: "0"
       {{- end }}
       ignoreNullValues: "false"
+      {{- range $k, $v := .root.Values.keda.metadata }}
+      {{ $k }}: {{ $v | quote }}
+      {{- end }}
+{{- end -}}
+
+{{- /* infscale.promInlineSecrets fails the render on a Prometheus secret
+given inline in values (the root context): it would be rendered into the
+ConfigMap in clear, readable by whoever may read ConfigMaps in the
+namespace, in kubectl describe and GitOps diffs. Its _file form, from a
+Secret in extraVolumes, is taken. Called by the ConfigMap and by the
+ScaledObjects' serverAddress before its check of KEDA's credentials, so
+that an inline secret is named first whichever template renders first. */ -}}
+{{- define "infscale.promInlineSecrets" -}}
+{{- $prom := .Values.prometheus | default dict }}
+{{- range $k := list "basic_auth.password" "authorization.credentials" "bearer_token" "oauth2.client_secret" "tls_config.key" "oauth2.tls_config.key" }}
+{{- $path := splitList "." $k }}
+{{- $parent := $prom }}
+{{- range initial $path }}{{ if kindIs "map" $parent }}{{ $parent = get $parent . }}{{ end }}{{ end }}
+{{- if and (kindIs "map" $parent) (hasKey $parent (last $path)) }}{{ fail (printf "prometheus.%s: a secret in values is rendered into the ConfigMap in clear; put it in a Secret mounted with extraVolumes and extraVolumeMounts, and name the file with prometheus.%s_file (docs/chart.md)" $k $k) }}{{ end }}
+{{- end }}
+{{- /* sigv4's secret_key has no _file form: the role comes from the
+ServiceAccount (IRSA) or the keys from a Secret through extraEnv. */ -}}
+{{- with get $prom "sigv4" }}{{ if and (kindIs "map" .) (hasKey . "secret_key") }}{{ fail "prometheus.sigv4.secret_key: a secret in values is rendered into the ConfigMap in clear, and sigv4 has no secret_key_file; leave access_key and secret_key out and give the pods an IAM role through serviceAccount.annotations (eks.amazonaws.com/role-arn, IRSA), or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY from a Secret with extraEnv (valueFrom.secretKeyRef): AWS's default chain reads either (docs/chart.md)" }}{{ end }}{{ end }}
+{{- with get $prom "http_headers" }}{{ if kindIs "map" . }}{{ range $h, $v := . }}
+{{- if and (kindIs "map" $v) (hasKey $v "secrets") }}{{ fail (printf "prometheus.http_headers.%s.secrets: a secret in values is rendered into the ConfigMap in clear; put it in a Secret mounted with extraVolumes and extraVolumeMounts, and name the file with prometheus.http_headers.%s.files (docs/chart.md)" $h $h) }}{{ end }}
+{{- end }}{{ end }}{{ end }}
+{{- end -}}
+
+{{- /* infscale.kedaServerAddress is the ScaledObjects' serverAddress:
+keda.serverAddress, else prometheus.url. KEDA does not read serve's
+prometheus block: when that Prometheus is serve's and serve reaches it
+with credentials (basic_auth, authorization, bearer_token_file, oauth2,
+sigv4, a client certificate, http_headers such as Mimir's X-Scope-OrgID),
+KEDA's reads would be refused (401: every ScaledObject in fallback for as
+long as the release runs, READY False), so KEDA needs its own
+(keda.authenticationRef, or keda.metadata's customHeaders) or another
+address. keda.metadata may not set the keys the trigger's contract
+fixes. */ -}}
+{{- define "infscale.kedaServerAddress" -}}
+{{- include "infscale.promInlineSecrets" . -}}
+{{- $addr := .Values.keda.serverAddress | default .Values.prometheus.url | required "keda.serverAddress: the Prometheus KEDA reads infscale's metric from (prometheus.url is null: embedded mode); or scaledObject.enabled: false" -}}
+{{- range $k := list "serverAddress" "query" "threshold" "activationThreshold" "ignoreNullValues" "metricType" }}
+{{- if hasKey ($.Values.keda.metadata | default dict) $k }}
+{{- fail (printf "keda.metadata.%s: the chart sets it (docs/keda.md: the ScaledObject, field by field); keda.serverAddress names KEDA's Prometheus, the others are the trigger's contract with infscale_desired_replicas" $k) }}
+{{- end }}
+{{- end }}
+{{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not .Values.keda.metadata) }}
+{{- $p := .Values.prometheus | default dict }}
+{{- $creds := list }}
+{{- range $k := list "basic_auth" "authorization" "bearer_token_file" "oauth2" "sigv4" "http_headers" }}
+{{- if get $p $k }}{{ $creds = append $creds (printf "prometheus.%s" $k) }}{{ end }}
+{{- end }}
+{{- if and (kindIs "map" $p.tls_config) (or $p.tls_config.cert_file $p.tls_config.key_file) }}{{ $creds = append $creds "prometheus.tls_config.cert_file" }}{{ end }}
+{{- if $creds }}
+{{- fail (printf "%s: serve reaches %s with credentials, which KEDA's ScaledObjects (serverAddress, the same URL) do not have: their reads would be refused and every ScaledObject stay in fallback. Give KEDA its own: keda.authenticationRef (a TriggerAuthentication in each workload namespace, or a ClusterTriggerAuthentication) with keda.metadata.authModes (basic, bearer, tls), or keda.metadata.customHeaders for a header; or keda.serverAddress, a Prometheus KEDA reaches without them" (join ", " $creds) $addr) }}
+{{- end }}
+{{- end }}
+{{- $addr -}}
 {{- end -}}
 
 {{- /* infscale.tuneDir checks a target's config.tune against the tune

@@ -1,0 +1,86 @@
+package charttest
+
+import (
+	"strings"
+	"testing"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+)
+
+// TestKEDACredentials: the ScaledObjects read infscale_desired_replicas
+// from serve's Prometheus unless keda.serverAddress names another, but
+// KEDA does not have serve's prometheus.* credentials. A Prometheus that
+// serve reaches with basic auth rendered a ScaledObject without any: KEDA's
+// reads were refused (401), and every ScaledObject stayed in fallback,
+// holding the replicas, for as long as the release ran. Such values now
+// fail the render, naming the keys and the ways out; keda.authenticationRef
+// and keda.metadata give KEDA its own credentials (KEDA's prometheus
+// scaler: a trigger's authenticationRef, and authModes, customHeaders in
+// its metadata).
+func TestKEDACredentials(t *testing.T) {
+	const url = "prometheus: {url: 'https://prometheus.example:9090', "
+	for _, c := range []struct{ prom, key string }{
+		{"basic_auth: {username: infscale, password_file: /a/password}", "prometheus.basic_auth"},
+		{"authorization: {type: Bearer, credentials_file: /a/token}", "prometheus.authorization"},
+		{"bearer_token_file: /a/token", "prometheus.bearer_token_file"},
+		{"oauth2: {client_id: infscale, client_secret_file: /a/cs, token_url: 'https://idp/token'}", "prometheus.oauth2"},
+		{"sigv4: {region: eu-west-1}", "prometheus.sigv4"},
+		{"http_headers: {X-Scope-OrgID: {values: [team-a]}}", "prometheus.http_headers"},
+		{"tls_config: {cert_file: /a/tls.crt, key_file: /a/tls.key}", "prometheus.tls_config.cert_file"},
+	} {
+		values := url + c.prom + "}"
+		_, err := tryRender(values)
+		if err == nil || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), "keda.authenticationRef") || !strings.Contains(err.Error(), "keda.serverAddress") {
+			t.Errorf("values %s: error %v; want one naming %s, keda.authenticationRef and keda.serverAddress", values, err, c.key)
+		}
+	}
+
+	// A CA alone is no credential: rendered as before.
+	render(t, url+"tls_config: {ca_file: /a/ca.crt}}")
+
+	// Another Prometheus for KEDA: its serverAddress, no credentials.
+	objs := render(t, url+"basic_auth: {username: infscale, password_file: /a/password}}\nkeda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}")
+	tr := only[*kedav1alpha1.ScaledObject](t, objs).Spec.Triggers[0]
+	if tr.Metadata["serverAddress"] != "http://prometheus-operated.monitoring.svc:9090" || tr.AuthenticationRef != nil {
+		t.Errorf("keda.serverAddress: trigger %+v, want serverAddress http://prometheus-operated.monitoring.svc:9090 and no authenticationRef", tr)
+	}
+
+	// KEDA's own credentials for serve's Prometheus.
+	objs = render(t, url+"basic_auth: {username: infscale, password_file: /a/password}}\nkeda: {authenticationRef: {name: prometheus-auth, kind: ClusterTriggerAuthentication}, metadata: {authModes: basic}}")
+	tr = only[*kedav1alpha1.ScaledObject](t, objs).Spec.Triggers[0]
+	want := map[string]string{
+		"serverAddress":    "https://prometheus.example:9090",
+		"query":            `max(infscale_desired_replicas{target="chat"})`,
+		"threshold":        "1",
+		"ignoreNullValues": "false",
+		"authModes":        "basic",
+	}
+	if tr.AuthenticationRef == nil || tr.AuthenticationRef.Name != "prometheus-auth" || tr.AuthenticationRef.Kind != "ClusterTriggerAuthentication" || len(tr.Metadata) != len(want) {
+		t.Errorf("authenticationRef: trigger %+v, want authenticationRef prometheus-auth (ClusterTriggerAuthentication) and metadata %v", tr, want)
+	}
+	for k, v := range want {
+		if tr.Metadata[k] != v {
+			t.Errorf("authenticationRef: metadata %s = %q, want %q", k, tr.Metadata[k], v)
+		}
+	}
+
+	// A tenant header: customHeaders, no authenticationRef needed.
+	objs = render(t, url+"http_headers: {X-Scope-OrgID: {values: [team-a]}}}\nkeda: {metadata: {customHeaders: X-Scope-OrgID=team-a}}")
+	if tr := only[*kedav1alpha1.ScaledObject](t, objs).Spec.Triggers[0]; tr.Metadata["customHeaders"] != "X-Scope-OrgID=team-a" || tr.AuthenticationRef != nil {
+		t.Errorf("customHeaders: trigger %+v", tr)
+	}
+
+	// keda.metadata may not set what the chart sets.
+	for _, k := range []string{"serverAddress", "query", "threshold", "activationThreshold", "ignoreNullValues"} {
+		if _, err := tryRender("keda: {metadata: {" + k + ": x}}"); err == nil || !strings.Contains(err.Error(), "keda.metadata."+k) {
+			t.Errorf("keda.metadata.%s: error %v, want one naming it", k, err)
+		}
+	}
+	// authenticationRef without a name, a kind KEDA does not take, a
+	// metadata value that is not a string: the schema.
+	for _, v := range []string{"keda: {authenticationRef: {kind: TriggerAuthentication}}", "keda: {authenticationRef: {name: a, kind: Secret}}", "keda: {metadata: {unsafeSsl: true}}"} {
+		if _, err := tryRender(v); err == nil {
+			t.Errorf("%s: rendered, want the schema to refuse it", v)
+		}
+	}
+}
