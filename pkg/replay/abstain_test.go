@@ -33,7 +33,7 @@ func TestSilenceScalesDown(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := trace.Parse("csv:"+path, trace.Options{})
+	src, err := trace.ParseContext(context.Background(), "csv:"+path, trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestAtOnce(t *testing.T) {
 // replica (it serves about 10 a second) pile up 30 a second: 50 are in the
 // system within seconds.
 func TestConfigMaxBacklog(t *testing.T) {
-	src, err := trace.Parse("synthetic:poisson,rate=40,duration=10m,prompt=2000,output=400,seed=1", trace.Options{})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=40,duration=10m,prompt=2000,output=400,seed=1", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func burstAtZero(n int) trace.Source {
 // (optimal_bound.go) on synthetic:diurnal, a day of 3 to 30 req/s, with the
 // reference replica (docs/simulate.md, "The lower bound").
 func BenchmarkLowerBound(b *testing.B) {
-	src, err := trace.Parse("synthetic:diurnal", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:diurnal", trace.Options{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

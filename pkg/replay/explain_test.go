@@ -18,7 +18,7 @@ import (
 // scaleDown window (300 s) holds the 2 it asked for at second 0 until that
 // recommendation leaves the window, then 1, as the metric asks.
 func TestTimelineReason(t *testing.T) {
-	src, err := trace.Parse("synthetic:poisson,rate=5,duration=10m", trace.Options{})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=5,duration=10m", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestTimelineReason(t *testing.T) {
 // running trigger asks ceil(10 / 16) = 1 and the queue 0: the running
 // trigger is the largest.
 func TestTimelineMetricNames(t *testing.T) {
-	src, err := trace.Parse("synthetic:poisson,rate=5,duration=5m", trace.Options{})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=5,duration=5m", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestTimelineMetricNames(t *testing.T) {
 // one metric, queue) and nothing for fixed:2; the CSV carries reason and
 // metric after misses.
 func TestPDTimelineReason(t *testing.T) {
-	src, err := trace.Parse("synthetic:poisson,rate=5,duration=5m", trace.Options{})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=5,duration=5m", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func parseMatrixTrace(v string) (matrixTrace, error) {
 	if spec == "" {
 		return matrixTrace{}, errors.New("want a trace (a file or a synthetic spec), e.g. AzureLLMInferenceTrace_code.csv@2")
 	}
-	src, err := trace.Parse(spec, opts)
+	src, err := trace.ParseContext(context.Background(), spec, opts)
 	if err != nil {
 		return matrixTrace{}, err
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -153,7 +154,7 @@ func matrixModel(t testing.TB, r matrixReplica) Model {
 
 func matrixSource(t testing.TB, tr matrixTrace) trace.Source {
 	t.Helper()
-	src, err := trace.Parse(tr.spec, tr.opts)
+	src, err := trace.ParseContext(context.Background(), tr.spec, tr.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

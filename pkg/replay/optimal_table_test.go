@@ -36,7 +36,7 @@ func TestOptimalTable(t *testing.T) {
 	}
 	parse := func(spec string, k float64) func() (trace.Source, error) {
 		return func() (trace.Source, error) {
-			src, err := trace.Parse(spec, trace.Options{Seed: 1, RateScale: k})
+			src, err := trace.ParseContext(context.Background(), spec, trace.Options{Seed: 1, RateScale: k})
 			if err != nil || spec == "reference" || strings.HasPrefix(spec, "synthetic:") {
 				return src, err
 			}

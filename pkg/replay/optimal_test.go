@@ -82,7 +82,7 @@ func TestOptimalDominatesSeeds(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("no shared traces: ", err)
 	}
-	src, err := trace.Parse(path, trace.Options{})
+	src, err := trace.ParseContext(context.Background(), path, trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

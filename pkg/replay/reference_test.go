@@ -100,7 +100,7 @@ func TestReferenceOrdering(t *testing.T) {
 // accounted for: met + late + unserved + rejected = 19,366 (its README).
 func TestAzureAccounting(t *testing.T) {
 	p := sharedtest.Path(t, "traces", "azure-llm-2023-conv.csv")
-	src, err := trace.Parse(p, trace.Options{})
+	src, err := trace.ParseContext(context.Background(), p, trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

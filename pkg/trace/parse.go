@@ -29,14 +29,14 @@ type Options struct {
 	WindowStart, WindowEnd float64
 }
 
-// Formats lists the trace specs Parse accepts, in one line, for the errors
+// Formats lists the trace specs ParseContext accepts, in one line, for the errors
 // of a spec that is none of them (docs/simulate.md#traces has each kind's
 // keys).
 const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., or a file " +
 	"(Azure LLM or BurstGPT CSV, Mooncake .jsonl, CSV " + GenericHeader + "; azure:, burstgpt:, mooncake: or csv: before the path forces one); " +
 	"docs/simulate.md#traces"
 
-// Parse opens a trace spec:
+// ParseContext opens a trace spec:
 //
 //	reference                      the built-in reference trace (ReferenceShape)
 //	synthetic:poisson,rate=...     steady Poisson traffic (ParseSynthetic)
@@ -49,12 +49,8 @@ const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., 
 // then applies opts (sort, rate scale, window, in that order). It reads the
 // start of a file to detect its format but leaves full validation to the
 // passes (or Check).
-func Parse(spec string, opts Options) (Source, error) {
-	return ParseContext(context.Background(), spec, opts)
-}
-
-// ParseContext is Parse whose read of a whole file under opts.Sort ends
-// with ctx's error once ctx is done (SortedContext).
+// Its read of a whole file under opts.Sort ends with ctx's error once
+// ctx is done (SortedContext).
 func ParseContext(ctx context.Context, spec string, opts Options) (Source, error) {
 	src, err := parseBase(spec, opts.Seed)
 	if err != nil {

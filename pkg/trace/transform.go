@@ -113,19 +113,16 @@ func ParseWindow(v string) (start, end float64, err error) {
 	return start, end, nil
 }
 
-// Sorted reads the whole trace into memory and serves it in arrival order
+// SortedContext reads the whole trace into memory and serves it in arrival order
 // (stable: equal arrivals keep their file order). For traces whose rows are
 // not in order (the readers refuse those otherwise). Readers skip their
-// ordering check under Sorted. Each pass reports the rows the file's
+// ordering check under it. Each pass reports the rows the file's
 // reader skipped (SkippedRows). The rows are held in memory (16 bytes
 // each): one that would take more than the memory budget (membudget, the
 // process's memory limit less what it holds and a headroom) is an error
 // naming the file, the rows read and what to do, before it is allocated.
-func Sorted(s Source) (Source, error) { return SortedContext(context.Background(), s) }
-
-// SortedContext is Sorted whose read ends with ctx's error once ctx is
-// done (looked at every CheckEvery rows): an interrupt does not wait for a
-// 4 GiB file to be read.
+// The read ends with ctx's error once ctx is done (looked at every
+// CheckEvery rows): an interrupt does not wait for a 4 GiB file to be read.
 func SortedContext(ctx context.Context, s Source) (Source, error) {
 	return sorted(ctx, s, membudget.Now)
 }

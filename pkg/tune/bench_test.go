@@ -17,7 +17,7 @@ func BenchmarkTuneWeek(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src, err := trace.Parse("synthetic:poisson,rate=30,duration=7d", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=30,duration=7d", trace.Options{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

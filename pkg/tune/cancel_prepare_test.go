@@ -18,7 +18,7 @@ import (
 // stops within one check (65,536 requests) of each pass; here the whole
 // trace, 268 million requests (tens of seconds a pass), is never read.
 func TestPrepareHonoursContext(t *testing.T) {
-	src, err := trace.Parse("synthetic:poisson,rate=74565,duration=1h", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=74565,duration=1h", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestTuneUnderTargetMax(t *testing.T) {
 		Dims:    DefaultSpace.Dims,
 	}
 	run := func(sp Space) Report {
-		src, err := trace.Parse("synthetic:poisson,rate=60,duration=20m", trace.Options{Seed: 1})
+		src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=60,duration=20m", trace.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

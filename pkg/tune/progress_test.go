@@ -25,7 +25,7 @@ func TestProgressExpectsTheWholeSearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tunes a pool and a pair on a day of traffic")
 	}
-	src, err := trace.Parse("synthetic:diurnal,trough=2,peak=6,duration=1d", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:diurnal,trough=2,peak=6,duration=1d", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,13 +38,13 @@ func TestRecommendedChoice(t *testing.T) {
 		in = append(in, trace.Reference(s))
 	}
 	for _, x := range []float64{1, 3, 6} {
-		src, err := trace.Parse(az, trace.Options{RateScale: x})
+		src, err := trace.ParseContext(context.Background(), az, trace.Options{RateScale: x})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, src)
 	}
-	di, err := trace.Parse("synthetic:diurnal", trace.Options{Seed: 1})
+	di, err := trace.ParseContext(context.Background(), "synthetic:diurnal", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

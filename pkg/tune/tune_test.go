@@ -95,7 +95,7 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	week, err := trace.Parse("synthetic:diurnal,trough=1,peak=8,duration=7d", trace.Options{Seed: 1})
+	week, err := trace.ParseContext(context.Background(), "synthetic:diurnal,trough=1,peak=8,duration=7d", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestBudgetZeroAndHundred(t *testing.T) {
 	if got := (Config{MaxMissPct: &hundred}).Budget(); got != 100 {
 		t.Errorf("budget 100 = %g", got)
 	}
-	src, err := trace.Parse("synthetic:poisson,rate=1,duration=600", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:poisson,rate=1,duration=600", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

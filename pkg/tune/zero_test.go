@@ -24,7 +24,7 @@ import (
 // to a warm replica (the finalists' floor 1 or more), a candidate a
 // target at zero cannot take. With the floor fixed no row is above 0.
 func TestZeroSpaceNoFloorRound(t *testing.T) {
-	src, err := trace.Parse("synthetic:onoff,gap=300s,duration=2h", trace.Options{Seed: 1})
+	src, err := trace.ParseContext(context.Background(), "synthetic:onoff,gap=300s,duration=2h", trace.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
