@@ -522,7 +522,7 @@ func progressLabel(n int) string {
 // runAll replays src under each of pols (runEach: notes on w), the errors
 // joined, each once.
 func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, w io.Writer, prog *status.Progress) ([]replay.Result, error) {
-	res, errs := runEach(pols, cfg, 1, w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
+	res, errs := runEach(pols, cfg, 1, traceCount(ctx, src), w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
 		return replay.Run(ctx, src, p, cfg)
 	})
 	// Every policy reads the same trace: one bad row is one error, not one
@@ -542,11 +542,20 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 // budget holds at their backlog bound (replay.AtOnce, each replay of pools
 // pools; a note on w when that is fewer than the cores would run, or the
 // bound is lowered), each reporting its share of the trace to prog as
-// part i; it returns each policy's result and error by index.
-func runEach[P, R any](pols []P, cfg replay.Config, pools int, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
+// part i; it returns each policy's result and error by index. When the
+// budget holds fewer at the full bound, count (the trace's requests, up to
+// replay.MaxBacklog; 0 unknown) sizes them instead: no replay holds more
+// requests than the trace has.
+func runEach[P, R any](pols []P, cfg replay.Config, pools int, count func() int64, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
 	budget := replayBudget()
-	atOnce, backlog := replay.AtOnce(len(pols), pools, budget.Available)
-	noteAtOnce(w, min(len(pols), replayCores()), pools, atOnce, backlog, budget)
+	cores := min(len(pols), replayCores())
+	var requests int64
+	atOnce, backlog := replay.AtOnce(len(pols), pools, 0, budget.Available)
+	if atOnce < cores || backlog < replay.MaxBacklog {
+		requests = count()
+		atOnce, backlog = replay.AtOnce(len(pols), pools, requests, budget.Available)
+	}
+	noteAtOnce(w, cores, pools, requests, atOnce, backlog, budget)
 	cfg.MaxBacklog = backlog
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))
@@ -571,6 +580,33 @@ func runEach[P, R any](pols []P, cfg replay.Config, pools int, w io.Writer, prog
 	return res, errs
 }
 
+// traceCount returns a func counting src's requests, up to
+// replay.MaxBacklog (past it a replay's bound is reached anyway); 0 when
+// the pass fails or ctx ends (the replays then report it).
+func traceCount(ctx context.Context, src trace.Source) func() int64 {
+	return func() int64 {
+		r, err := src.Open()
+		if err != nil {
+			return 0
+		}
+		defer r.Close()
+		var n int64
+		for n < replay.MaxBacklog {
+			if n%trace.CheckEvery == 0 && ctx.Err() != nil {
+				return 0
+			}
+			if _, err := r.Next(); err != nil {
+				if err == io.EOF {
+					return n
+				}
+				return 0
+			}
+			n++
+		}
+		return n
+	}
+}
+
 // replayBudget is the memory budget runEach sizes its replays to; a
 // variable for tests.
 var replayBudget = membudget.Now
@@ -584,10 +620,20 @@ var replayCores = func() int { return runtime.GOMAXPROCS(0) }
 // longer) or lowers their backlog bound below replay.MaxBacklog, why: the
 // bytes n replays at their bound would take against the budget's. A
 // lowered bound changes a policy's figures only where its backlog reaches
-// it, and its shed warning then says the bound was lowered.
-func noteAtOnce(w io.Writer, n, pools, atOnce int, backlog int64, b membudget.Budget) {
+// it, and its shed warning then says the bound was lowered. requests is
+// the trace's count when runEach sized the replays to it (0: not).
+func noteAtOnce(w io.Writer, n, pools int, requests int64, atOnce int, backlog int64, b membudget.Budget) {
 	mib := func(x int64) string { return strconv.FormatFloat(float64(x)/(1<<20), 'f', 1, 64) + " MiB" }
 	one := int64(pools) * replay.BacklogRequestBytes * replay.MaxBacklog
+	if requests > 0 && requests < replay.MaxBacklog && backlog == replay.MaxBacklog {
+		// Sized to the trace: its requests are what a replay holds at most.
+		one = int64(pools) * replay.BacklogRequestBytes * requests
+		if atOnce < n {
+			fmt.Fprintf(w, "note: %d replays of the trace's %d requests (%s each at most) would take more than the %s this process may still take (memory limit %s, GOMEMLIMIT): running %d at a time (the figures are the same, the run longer)\n",
+				n, requests, mib(one), mib(b.Available), mib(b.Limit), atOnce)
+		}
+		return
+	}
 	limit := "memory limit " + mib(b.Limit) + ", GOMEMLIMIT"
 	switch {
 	case backlog < replay.MaxBacklog:

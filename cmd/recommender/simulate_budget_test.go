@@ -76,3 +76,33 @@ func TestSimulateMemoryBudgetCores(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want exit 0 and no note", code, errb.String())
 	}
 }
+
+// TestSimulateMemoryBudgetTraceCount: a replay holds at most the trace's
+// requests, so the budget is weighed against those, not the full bound.
+// The reference trace's 15,783 requests take at most 15,783 x 32 =
+// 505,056 bytes a replay: 2 MiB (2,097,152 bytes) holds 4 at once, so two
+// policies run together at the full bound with no note, where the full
+// bound (512 MiB a replay) had them one at a time with the bound lowered
+// to the floor, 65,536, and a note every run. 1 MiB holds 2 of them, not
+// 3: the note names the trace's count.
+func TestSimulateMemoryBudgetTraceCount(t *testing.T) {
+	args := []string{"simulate", "--quiet", "--output", "csv", "-p", "fixed:1", "-p", "fixed:2", "-p", "fixed:3"}
+	sim := func(avail int64) (string, string) {
+		t.Helper()
+		budgetFor(t, avail)
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("budget %d: exit %d: %s", avail, code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	free, _ := sim(math.MaxInt64)
+	out, errs := sim(2 << 20)
+	if out != free || strings.Contains(errs, "note:") {
+		t.Errorf("2 MiB: stderr %q, stdout\n%s\nwant no note and the figures with no limit\n%s", errs, out, free)
+	}
+	out, errs = sim(1 << 20)
+	if out != free || !strings.Contains(errs, "note: 3 replays of the trace's 15783 requests (0.5 MiB each at most) would take more than the 1.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): running 2 at a time") {
+		t.Errorf("1 MiB: stderr %q; want the note running 2 at a time, the figures unchanged", errs)
+	}
+}

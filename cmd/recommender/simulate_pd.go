@@ -60,7 +60,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 	}
 	pd := replay.PDConfig{KVLinkBytesPerSecond: link}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	res, errs := runEach(pols, cfg, 2, e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
+	res, errs := runEach(pols, cfg, 2, traceCount(e.ctx, src), e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
 		return replay.RunPD(e.ctx, src, p, cfg, pd)
 	})
 	prog.Done()
