@@ -25,7 +25,7 @@ func TestKEDACredentials(t *testing.T) {
 		{"bearer_token_file: /a/token", "prometheus.bearer_token_file"},
 		{"oauth2: {client_id: infscale, client_secret_file: /a/cs, token_url: 'https://idp/token'}", "prometheus.oauth2"},
 		{"sigv4: {region: eu-west-1}", "prometheus.sigv4"},
-		{"http_headers: {X-Scope-OrgID: {values: [team-a]}}", "prometheus.http_headers"},
+		{"http_headers: {X-Scope-OrgID: {values: [team-a]}}", "prometheus.http_headers.X-Scope-OrgID"},
 		{"tls_config: {cert_file: /a/tls.crt, key_file: /a/tls.key}", "prometheus.tls_config.cert_file"},
 	} {
 		values := url + c.prom + "}"
@@ -35,8 +35,17 @@ func TestKEDACredentials(t *testing.T) {
 		}
 	}
 
-	// A CA alone is no credential: rendered as before.
+	// A CA alone is no credential, nor a header that is none: rendered as
+	// before. A header read from a file is one.
 	render(t, url+"tls_config: {ca_file: /a/ca.crt}}")
+	render(t, url+"http_headers: {User-Agent: {values: [infscale]}}}")
+	if _, err := tryRender(url + "http_headers: {X-Api-Key: {files: [/a/key]}}}"); err == nil || !strings.Contains(err.Error(), "prometheus.http_headers.X-Api-Key") {
+		t.Errorf("a header from a file: error %v, want one naming prometheus.http_headers.X-Api-Key", err)
+	}
+	// keda.metadata that gives no credentials leaves the check on.
+	if _, err := tryRender(url + "basic_auth: {username: infscale, password_file: /a/password}}\nkeda: {metadata: {unsafeSsl: 'true'}}"); err == nil || !strings.Contains(err.Error(), "prometheus.basic_auth") {
+		t.Errorf("keda.metadata.unsafeSsl alone: error %v, want one naming prometheus.basic_auth", err)
+	}
 
 	// Another Prometheus for KEDA: its serverAddress, no credentials.
 	objs := render(t, url+"basic_auth: {username: infscale, password_file: /a/password}}\nkeda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}")

@@ -275,12 +275,19 @@ fixes. */ -}}
 {{- fail (printf "keda.metadata.%s: the chart sets it (docs/keda.md: the ScaledObject, field by field); keda.serverAddress names KEDA's Prometheus, the others are the trigger's contract with infscale_desired_replicas" $k) }}
 {{- end }}
 {{- end }}
-{{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not .Values.keda.metadata) }}
+{{- $km := .Values.keda.metadata | default dict }}
+{{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not (hasKey $km "authModes")) (not (hasKey $km "customHeaders")) }}
 {{- $p := .Values.prometheus | default dict }}
 {{- $creds := list }}
-{{- range $k := list "basic_auth" "authorization" "bearer_token_file" "oauth2" "sigv4" "http_headers" }}
+{{- range $k := list "basic_auth" "authorization" "bearer_token_file" "oauth2" "sigv4" }}
 {{- if get $p $k }}{{ $creds = append $creds (printf "prometheus.%s" $k) }}{{ end }}
 {{- end }}
+{{- /* A header is a credential when read from a secret file or named as
+one (Authorization; Mimir's and Cortex's tenant, X-Scope-OrgID), not a
+User-Agent. */ -}}
+{{- with $p.http_headers }}{{ if kindIs "map" . }}{{ range $h, $v := . }}
+{{- if or (has (lower $h) (list "authorization" "x-scope-orgid")) (and (kindIs "map" $v) (or (hasKey $v "files") (hasKey $v "secrets"))) }}{{ $creds = append $creds (printf "prometheus.http_headers.%s" $h) }}{{ end }}
+{{- end }}{{ end }}{{ end }}
 {{- if and (kindIs "map" $p.tls_config) (or $p.tls_config.cert_file $p.tls_config.key_file) }}{{ $creds = append $creds "prometheus.tls_config.cert_file" }}{{ end }}
 {{- if $creds }}
 {{- fail (printf "%s: serve reaches %s with credentials, which KEDA's ScaledObjects (serverAddress, the same URL) do not have: their reads would be refused and every ScaledObject stay in fallback. Give KEDA its own: keda.authenticationRef (a TriggerAuthentication in each workload namespace, or a ClusterTriggerAuthentication) with keda.metadata.authModes (basic, bearer, tls), or keda.metadata.customHeaders for a header; or keda.serverAddress, a Prometheus KEDA reaches without them" (join ", " $creds) $addr) }}
