@@ -986,3 +986,18 @@ targets:
 		}
 	}
 }
+
+// TestTargetWithoutConfig: a targets[] entry without config and without
+// a ScaledObject (whose template asks for config.maxReplicaCount) failed
+// the render with a template type error, "configmap.yaml:38:40 ...
+// <.config>: wrong type for value; expected map[string]interface {}; got
+// interface {}", naming neither the target nor the key. Refused naming
+// both (a config that is no mapping the schema refuses).
+func TestTargetWithoutConfig(t *testing.T) {
+	values := "targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}}\n"
+	_, err := tryRender(values)
+	want := "targets[chat].config: required, serve's target for it"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("values %q: error %v, want one containing %q", values, err, want)
+	}
+}
