@@ -590,12 +590,10 @@ func traceCount(ctx context.Context, src trace.Source) func() int64 {
 			return 0
 		}
 		defer r.Close()
+		rc := trace.WithContext(ctx, r)
 		var n int64
 		for n < replay.MaxBacklog {
-			if n%trace.CheckEvery == 0 && ctx.Err() != nil {
-				return 0
-			}
-			if _, err := r.Next(); err != nil {
+			if _, err := rc.Next(); err != nil {
 				if err == io.EOF {
 					return n
 				}
