@@ -19,6 +19,18 @@ func budgetFor(t *testing.T, avail int64) {
 	t.Cleanup(func() { replayBudget, replayCores = old, oldCores })
 }
 
+// simUnder runs args under a budget of avail bytes (budgetFor) and returns
+// stdout and stderr; a run that does not exit 0 fails t.
+func simUnder(t *testing.T, args []string, avail int64) (string, string) {
+	t.Helper()
+	budgetFor(t, avail)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("budget %d: exit %d: %s", avail, code, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
 // TestSimulateMemoryBudget: simulate ran every policy at once whatever
 // their queues could take (up to 512 MiB each at the backlog bound,
 // several GiB for the default set). With the bound lowered to 1000
@@ -32,15 +44,7 @@ func TestSimulateMemoryBudget(t *testing.T) {
 	lowerBacklog(t, 1000)
 	args := []string{"simulate", "--trace", "synthetic:poisson,rate=40,duration=20m,prompt=2000,output=400,seed=1",
 		"-p", "fixed:1", "-p", "fixed:2", "-p", "fixed:3", "--quiet", "--output", "csv"}
-	sim := func(avail int64) (string, string) {
-		t.Helper()
-		budgetFor(t, avail)
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
-			t.Fatalf("budget %d: exit %d: %s", avail, code, errb.String())
-		}
-		return out.String(), errb.String()
-	}
+	sim := func(avail int64) (string, string) { t.Helper(); return simUnder(t, args, avail) }
 	free, freeErr := sim(math.MaxInt64)
 	if strings.Contains(freeErr, "at a time") || strings.Contains(freeErr, "one at a time") {
 		t.Errorf("no limit: stderr %q; want no note of the budget", freeErr)
@@ -87,15 +91,7 @@ func TestSimulateMemoryBudgetCores(t *testing.T) {
 // 3: the note names the trace's count.
 func TestSimulateMemoryBudgetTraceCount(t *testing.T) {
 	args := []string{"simulate", "--quiet", "--output", "csv", "-p", "fixed:1", "-p", "fixed:2", "-p", "fixed:3"}
-	sim := func(avail int64) (string, string) {
-		t.Helper()
-		budgetFor(t, avail)
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
-			t.Fatalf("budget %d: exit %d: %s", avail, code, errb.String())
-		}
-		return out.String(), errb.String()
-	}
+	sim := func(avail int64) (string, string) { t.Helper(); return simUnder(t, args, avail) }
 	free, _ := sim(math.MaxInt64)
 	out, errs := sim(2 << 20)
 	if out != free || strings.Contains(errs, "note:") {
