@@ -827,7 +827,7 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	if !decided {
 		// Current as read (-1 while unknown: no series), not the zero
 		// value, which exported 0 replicas for a target never read.
-		l.metrics.Record(Snapshot{Target: t.key, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Current: observed, Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		l.metrics.Record(Snapshot{Target: t.key, At: now, Interval: l.period(), Signals: l.signalMap(signalsOf(rd.Obs)), Current: observed, Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return decision{}
 	}
 	l.tuning.shadow(t.key, reading, d.Current, now) // the candidate on the same observation
@@ -848,7 +848,7 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	}
 	sig := signalsOf(rd.Obs)
 	l.metrics.Record(Snapshot{
-		Target: t.key, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
+		Target: t.key, At: now, Interval: l.period(), Signals: l.signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,

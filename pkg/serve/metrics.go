@@ -118,6 +118,9 @@ type Snapshot struct {
 	// labelled target and role).
 	Target string
 	At     time.Time
+	// Interval is the decision period the target is decided at
+	// (infscale_decision_interval_seconds); 0 leaves the series as it was.
+	Interval time.Duration
 	// Signals by key (queue, waiting, running, held, kv, ttft, cpu); NaN or
 	// missing = unknown (series removed). cpu is a percentage here and is
 	// exported as a ratio.
@@ -181,6 +184,9 @@ func (m *Metrics) Record(s Snapshot) {
 			v /= 100
 		}
 		tg.signals[i] = v
+	}
+	if s.Interval > 0 {
+		tg.interval = s.Interval.Seconds()
 	}
 	tg.stuck = math.NaN()
 	if s.StuckKnown {

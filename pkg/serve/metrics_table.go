@@ -23,6 +23,7 @@ import (
 // created timestamps included (TestMetricsExpositionSame).
 type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *tableFamily
+	interval                                                   *tableFamily
 	signals                                                    []*tableFamily // by signalSeries index
 	decisions, changes, reversals, queryErrors, dedup          *tableFamily
 	applies, applyErrors, costErrors                           *tableFamily
@@ -74,6 +75,7 @@ type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
+	interval                       float64 // the decision period, seconds; NaN: none yet
 	// pending is a desired value recorded but not yet exported
 	// (Snapshot.DeferDesired: a scale-down whose pod deletion costs are
 	// written first); NaN: none.
@@ -153,6 +155,7 @@ func newSeriesTable() *seriesTable {
 		reason:       d("decision_reason", "1 for the reason of the target's last decision (DesiredWithinRange, tolerance, ScaleDownStabilized, ScaleUpLimit, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.", "target", "reason"),
 		stuck:        d("stuck_replicas", "Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; docs/design.md case C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.", "target"),
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
+		interval:     d("decision_interval_seconds", "The period the target is decided at (pollingInterval), from its first cycle: InfscaleDecisionsStale's threshold is a multiple of it.", "target"),
 		decisions:    c("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
 		changes:      c("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
 		reversals:    c("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than 5m before (the HPA's default scale-down window, whatever the target's): thrash.", "target"),
@@ -167,7 +170,7 @@ func newSeriesTable() *seriesTable {
 	for _, s := range signalSeries {
 		g.signals = append(g.signals, d(s.name, s.help, "target"))
 	}
-	g.families = append([]*tableFamily{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.stuck,
+	g.families = append([]*tableFamily{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.interval, g.stuck,
 		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup, g.applies, g.applyErrors, g.costErrors}, g.signals...)
 	slices.SortFunc(g.families, func(a, b *tableFamily) int { return strings.Compare(a.name, b.name) })
 	for i, f := range g.families {
@@ -188,7 +191,7 @@ func (g *seriesTable) target(t string) *targetSeries {
 	if !ok {
 		nan := math.NaN()
 		name, role, pd := strings.Cut(t, roleSep)
-		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, pending: nan, current: nan, lastDecision: nan, stuck: nan}
+		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, pending: nan, current: nan, lastDecision: nan, interval: nan, stuck: nan}
 		if pd {
 			tg.role = labelPair("role", role)
 		}
@@ -448,6 +451,7 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 		}
 		gauge(g.current, tg.current, nil)
 		gauge(g.lastDecision, tg.lastDecision, nil)
+		gauge(g.interval, tg.interval, nil)
 		gauge(g.stuck, tg.stuck, nil)
 		for i, v := range tg.signals {
 			gauge(g.signals[i], v, nil)

@@ -160,7 +160,7 @@ func TestMetricsDocumented(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "test")
 	m.Init("x")
-	m.Record(Snapshot{Target: "x", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange",
+	m.Record(Snapshot{Target: "x", At: t0, Interval: 15 * time.Second, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange",
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2,
 			"queue_time": 0.1, "itl": 0.02, "arrival_rate": 2, "prompt_tokens_rate": 400, "generation_tokens_rate": 200, "mean_prompt": 200, "mean_output": 100, "prefix_cache_hit": 0.5},
 		Raw: map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
