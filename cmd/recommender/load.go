@@ -746,18 +746,28 @@ func calibrationPathOK(path, after string) error {
 	return outputDirWritable("calibrate", path, filepath.Dir(path))
 }
 
-// writeCalibrationFile writes cal as the calibration file's JSON.
+// writeCalibrationFile writes cal as the calibration file's JSON, durably
+// (writeCalibrationData).
 func writeCalibrationFile(path string, cal replica.Calibration) error {
 	b, err := json.MarshalIndent(cal, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return writeCalibrationData(path, append(b, '\n'))
 }
+
+// writeCalibrationData is writeCalibrationFile's write: durable
+// (atomicfile.WriteDurable), since a serve config's replica.calibration
+// names the file and a restart reads it: a plain atomic write may leave
+// it empty after a node crash on some file systems, and serve would then
+// refuse its configuration. Once a run. A variable for the test that it
+// is the durable one.
+var writeCalibrationData = atomicfile.WriteDurable
 
 // writeRendered writes what render produces to path as a whole: rendered
 // in memory, then atomicfile.Write, so an interrupted or failed run leaves
 // the old file or none, never half of one (plots, for instance).
+// Not durable: a plot is for a reader, no later run reads it.
 func writeRendered(path string, render func(io.Writer) error) error {
 	var b bytes.Buffer
 	if err := render(&b); err != nil {

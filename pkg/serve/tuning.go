@@ -426,6 +426,17 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 	return true
 }
 
+// writeTuneState is save's write of a tune/NAME.json, durable
+// (atomicfile.WriteDurable: the data synced before the rename, the
+// directory after it): a plain atomic write may leave an empty file after
+// a node crash on some file systems, which the next start refuses, so the
+// target would start without its candidate, its adoption, its revert
+// (the policy its live misses reverted, adopted again) and its last run
+// (a run at once). Written when a target's tuning state changes (a run,
+// an adopt or a revert), not every cycle, so the sync costs nothing that
+// matters. A variable for the test that it is the durable one.
+var writeTuneState = atomicfile.WriteDurable
+
 // save writes the files of the targets marked dirty (snapshots taken
 // under mu, written outside it). A failed write is logged; the target
 // stays marked and is written again at the next save.
@@ -473,7 +484,7 @@ func (tn *Tuning) save() {
 			var b []byte
 			if b, err = json.MarshalIndent(f.sv, "", "  "); err == nil {
 				if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-					err = atomicfile.Write(path, append(b, '\n'))
+					err = writeTuneState(path, append(b, '\n'))
 				}
 			}
 		}

@@ -1,0 +1,55 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TestTuningStateWrittenDurably: tune/NAME.json is written with the data
+// and the rename synced (atomicfile.WriteDurable): after a crash a plain
+// atomic write may leave it empty, and the next start would forget the
+// target's adoption and revert. An adoption writes it through that write.
+func TestTuningStateWrittenDurably(t *testing.T) {
+	if reflect.ValueOf(writeTuneState).Pointer() != reflect.ValueOf(atomicfile.WriteDurable).Pointer() {
+		t.Fatal("the tuning state is not written with atomicfile.WriteDurable")
+	}
+	var wrote []string
+	old := writeTuneState
+	t.Cleanup(func() { writeTuneState = old })
+	writeTuneState = func(path string, data []byte) error {
+		wrote = append(wrote, path)
+		return old(path, data)
+	}
+	results, state := t.TempDir(), t.TempDir()
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now, tn.StateDir = func() time.Time { return now }, state
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if want := filepath.Join(state, "tune", "chat.json"); !slices.Contains(wrote, want) {
+		t.Errorf("writes %v, want %s among them", wrote, want)
+	}
+}
