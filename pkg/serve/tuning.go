@@ -726,12 +726,23 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	}
 	var stale error
 	loud := err != nil
-	var slow, slowEvery time.Duration // an in-process run as long as every or longer: the next is due as it ends
+	// An in-process run as long as its every or longer, failed or not
+	// (a failure is retried within every: at once, then), has the next
+	// due as it ends. Measured against the job's every, the one it ran
+	// under: a reload during the run does not change how long it took
+	// against it. Not for a run serve's stop cut short.
+	var slow, slowEvery time.Duration
+	if every, took := time.Duration(j.cfg.Tune.Every), tn.now().Sub(start); j.cfg.Tune.Dir == "" && every > 0 && took >= every && ctx.Err() == nil {
+		slow, slowEvery = took, every
+	}
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
-		if every, took := time.Duration(s.cfg.Tune.Every), tn.now().Sub(start); err == nil && j.cfg.Tune.Dir == "" && every > 0 && took >= every && s.slowWarned != every {
-			s.slowWarned, slow, slowEvery = every, took, every
+		switch {
+		case slow > 0 && s.slowWarned == slowEvery:
+			slow = 0 // said once per target and every
+		case slow > 0:
+			s.slowWarned = slowEvery
 		}
 		if err == nil {
 			s.runFail.clear()
@@ -759,11 +770,13 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			tn.apply(s, res, tn.now())
 			tn.dirty[j.name] = true
 		}
+	} else {
+		slow = 0 // removed by a reload during the run: no next run
 	}
 	tn.mu.Unlock()
 	if slow > 0 {
-		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
-			"target", j.name, "took", slow.Round(time.Second), "every", model.Duration(slowEvery))
+		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends, a failed one's retry too), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
+			"target", j.name, "took", slow.Round(time.Second), "every", model.Duration(slowEvery), "failed", err != nil)
 	}
 	if stale != nil {
 		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)

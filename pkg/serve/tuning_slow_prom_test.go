@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/buftest"
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
@@ -25,6 +26,9 @@ type slowClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	advance time.Duration
+	// during, when set, runs once at the next range query (a reload
+	// during a run).
+	during func()
 }
 
 func (c *slowClock) Now() time.Time {
@@ -36,7 +40,12 @@ func (c *slowClock) Now() time.Time {
 func (c *slowClock) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
 	c.mu.Lock()
 	c.now, c.advance = c.now.Add(c.advance), 0
+	during := c.during
+	c.during = nil
 	c.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	return c.API.Range(ctx, q, start, end, step)
 }
 
@@ -96,5 +105,32 @@ func TestTuningRunLongerThanEvery(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "msg=\"target tuned\""); n != 3 {
 		t.Errorf("%d runs, want 3; log %q", n, log.String())
+	}
+	// A reload to every 2h; 30 minutes on, the run is due (2h since the
+	// last start) and takes 90 minutes, during which a reload sets every
+	// to 80m. Measured against its own every, 2h, it is not slow (it was
+	// measured against the reloaded 80m, and warned of naming it).
+	everyAt := func(d time.Duration) *config.File {
+		f := tuneTestConfig(t, srv.URL, "shadow", "2s")
+		f.Targets[0].Tune.Every = model.Duration(d)
+		return f
+	}
+	if err := loop.SetConfig(ctx, everyAt(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	clock.mu.Lock()
+	clock.now, clock.advance = clock.now.Add(30*time.Minute), 90*time.Minute
+	clock.during = func() {
+		if err := loop.SetConfig(ctx, everyAt(80*time.Minute)); err != nil {
+			t.Error(err)
+		}
+	}
+	clock.mu.Unlock()
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), "msg=\"target tuned\""); n != 4 {
+		t.Errorf("%d runs, want 4 (the run across the reload); log %q", n, log.String())
+	}
+	if n := strings.Count(log.String(), warning); n != 1 {
+		t.Errorf("a 90-minute run under every 2h, reloaded to 80m during it: %d warnings, want the first only; log %q", n, log.String())
 	}
 }
