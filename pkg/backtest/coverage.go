@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -16,11 +17,18 @@ func (g Gap) Duration() time.Duration { return g.To.Sub(g.From) }
 
 // Coverage says how much of the range had data.
 type Coverage struct {
-	// Fraction is the share of the range outside gaps, 0..1.
+	// Fraction is the share of the range outside gaps, Gaps and GaugeGaps
+	// (their union), 0..1.
 	Fraction float64
 	// Gaps are the spans longer than Threshold between consecutive samples
-	// (any series), and before the first / after the last sample.
+	// of the success counter (any series), and before the first / after
+	// the last sample.
 	Gaps []Gap
+	// GaugeGaps are the spans longer than Threshold in which the in-flight
+	// gauges (running, and waiting with it) had no sample while the target
+	// ran (gaugeGaps), though the counter had: in flight is interpolated
+	// there. Fraction leaves them out too.
+	GaugeGaps []Gap
 	// Threshold is the longest silence still read as data.
 	Threshold time.Duration
 	// Interpolated is the number of steps whose arrivals come from a
@@ -79,23 +87,87 @@ func coverage(g Grid, series []Series, threshold time.Duration) Coverage {
 	if end.Sub(prev) > threshold {
 		cov.Gaps = append(cov.Gaps, Gap{prev, end})
 	}
-	var missing time.Duration
-	for _, gp := range cov.Gaps {
-		// Only the part inside the range counts: a gap can begin at a
-		// sample before start (timestamp() looks back).
-		from, to := gp.From, gp.To
-		if from.Before(start) {
-			from = start
-		}
-		if to.After(end) {
-			to = end
-		}
-		if to.After(from) {
-			missing += to.Sub(from)
+	cov.Fraction = covered(start, end, cov.Gaps)
+	return cov
+}
+
+// covered is the share of start..end outside the union of gaps, 0..1:
+// only the part of a gap inside the range counts (a counter gap can
+// begin at a sample before start: timestamp() looks back), and a span in
+// two gaps (a counter's and a gauge's) counts once.
+func covered(start, end time.Time, gaps ...[]Gap) float64 {
+	var in []Gap
+	for _, gs := range gaps {
+		for _, gp := range gs {
+			from, to := maxTime(gp.From, start), minTime(gp.To, end)
+			if to.After(from) {
+				in = append(in, Gap{from, to})
+			}
 		}
 	}
-	cov.Fraction = min(max(1-missing.Seconds()/end.Sub(start).Seconds(), 0), 1)
-	return cov
+	slices.SortFunc(in, func(a, b Gap) int { return a.From.Compare(b.From) })
+	var missing time.Duration
+	var reach time.Time // the end of the union so far
+	for _, gp := range in {
+		from := maxTime(gp.From, reach)
+		if gp.To.After(from) {
+			missing += gp.To.Sub(from)
+		}
+		reach = maxTime(reach, gp.To)
+	}
+	return min(max(1-missing.Seconds()/end.Sub(start).Seconds(), 0), 1)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// gaugeGaps finds the spans in which the in-flight gauges had no sample:
+// runs of grid points whose inFlight is NaN (Prometheus's lookback found
+// no running sample), each from the known point before it to the known
+// point after it (the range's start or end where there is none), longer
+// than threshold, as a counter's gap runs from sample to sample. A point
+// at 0 replicas (the replicas query known and 0) is known: no pod runs,
+// nothing is in flight. Without in-flight values at all (len 0) there is
+// nothing to judge: none.
+func gaugeGaps(g Grid, inFlight, replicas []float64, threshold time.Duration) []Gap {
+	if len(inFlight) == 0 {
+		return nil
+	}
+	known := func(i int) bool {
+		return (i < len(inFlight) && !math.IsNaN(inFlight[i])) || (i < len(replicas) && replicas[i] == 0)
+	}
+	var gaps []Gap
+	last := -1 // the last known point; -1: none yet
+	for i := 0; i <= g.N+1; i++ {
+		if i <= g.N && !known(i) {
+			continue
+		}
+		if i-last > 1 { // points last+1 .. i-1 unknown
+			from, to := g.Start, g.End()
+			if last >= 0 {
+				from = g.At(last)
+			}
+			if i <= g.N {
+				to = g.At(i)
+			}
+			if to.Sub(from) > threshold {
+				gaps = append(gaps, Gap{from, to})
+			}
+		}
+		last = i
+	}
+	return gaps
 }
 
 // inGap marks the grid points (0..N) that fall strictly inside a gap.

@@ -49,9 +49,12 @@ type jsonPairReport struct {
 }
 
 func coverageJSON(c Coverage) jsonCoverage {
-	out := jsonCoverage{Fraction: num(c.Fraction), Threshold: c.Threshold.String(), Gaps: []jsonGap{}, Interpolated: c.Interpolated}
+	out := jsonCoverage{Fraction: num(c.Fraction), Threshold: c.Threshold.String(), Gaps: []jsonGap{}, GaugeGaps: []jsonGap{}, Interpolated: c.Interpolated}
 	for _, g := range c.Gaps {
 		out.Gaps = append(out.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
+	}
+	for _, g := range c.GaugeGaps {
+		out.GaugeGaps = append(out.GaugeGaps, jsonGap{g.From, g.To, g.Duration().String()})
 	}
 	if r := c.Requested; r != nil {
 		out.Requested = &jsonGap{r.From, r.To, r.Duration().String()}
@@ -106,15 +109,12 @@ func (rep PairReport) WriteText(w io.Writer) error {
 		cov  Coverage
 	}{{"prefill", rep.Coverage}, {"decode", rep.DecodeCoverage}} {
 		fmt.Fprintf(w, "coverage  %s %.1f%% (%d gap(s) longer than %s; %d step(s) interpolated)\n",
-			c.role, 100*c.cov.Fraction, len(c.cov.Gaps), c.cov.Threshold, c.cov.Interpolated)
+			c.role, 100*c.cov.Fraction, len(c.cov.Gaps)+len(c.cov.GaugeGaps), c.cov.Threshold, c.cov.Interpolated)
 		if r := c.cov.Requested; r != nil {
 			fmt.Fprintf(w, "  range   asked %s .. %s; the %s pool's data covers %s .. %s\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), c.role,
 				rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339))
 		}
-		for _, g := range c.cov.Gaps {
-			fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
-				g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
-		}
+		writeGaps(w, c.cov)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -91,6 +91,12 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		w.Coverage = coverage(g, series, opts.GapThreshold)
 		w.Coverage.Requested = req
 	}
+	// The in-flight gauges' own gaps (the counter sampled, running and
+	// waiting not: a scrape job or a store that kept the one and lost the
+	// other) count against the coverage too; the arrivals across them use
+	// interpolated in-flight values, as across a counter's gap.
+	w.Coverage.GaugeGaps = gaugeGaps(g, h.InFlight, h.Replicas, w.Coverage.Threshold)
+	w.Coverage.Fraction = covered(g.Start, g.End(), w.Coverage.Gaps, w.Coverage.GaugeGaps)
 	inc := counterIncrease(g, series, w.Coverage)
 	// No completion at all: the arrivals would be the in-flight gauges'
 	// changes alone, a trace of garbage (a NaN or flat counter beside
@@ -103,6 +109,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		return w, fmt.Errorf("%w: the success counter has %d series, none increases", ErrNoTraffic, len(series))
 	}
 	gap := inGap(g, w.Coverage.Gaps)
+	gaugeGap := inGap(g, w.Coverage.GaugeGaps)
 	q := fill(h.InFlight, gap, 0)
 	w.Arrivals = make([]float64, g.N+1)
 	carry := 0.0
@@ -119,7 +126,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		}
 		w.Arrivals[j] = v
 		w.Requests += v
-		if gap[j] || gap[j-1] {
+		if gap[j] || gap[j-1] || gaugeGap[j] || gaugeGap[j-1] {
 			w.Coverage.Interpolated++
 		}
 	}

@@ -53,6 +53,7 @@ type jsonCoverage struct {
 	Fraction     num       `json:"fraction"`
 	Threshold    string    `json:"threshold"`
 	Gaps         []jsonGap `json:"gaps"`
+	GaugeGaps    []jsonGap `json:"gauge_gaps"`
 	Interpolated int       `json:"interpolated_steps"`
 	Requested    *jsonGap  `json:"requested,omitempty"`
 }
@@ -108,8 +109,7 @@ func (rep Report) rowOf(r Row) jsonRow {
 func (rep Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Start: rep.Start, End: rep.End, Step: rep.Step.String(), Requests: num(rep.Requests),
 		PromptMean: num(rep.PromptMean), OutputMean: num(rep.OutputMean),
-		Coverage: jsonCoverage{Fraction: num(rep.Coverage.Fraction), Threshold: rep.Coverage.Threshold.String(),
-			Gaps: []jsonGap{}, Interpolated: rep.Coverage.Interpolated},
+		Coverage: coverageJSON(rep.Coverage),
 		Actual: jsonActual{ReplicaMinutes: num(rep.Actual.ReplicaMinutes), Peak: num(rep.Actual.Peak),
 			TTFTP95: num(rep.Actual.TTFTP95), MissPct: num(rep.Actual.MissPct),
 			MissPctLow: num(rep.Actual.MissPctLow), MissPctHigh: num(rep.Actual.MissPctHigh)},
@@ -118,12 +118,6 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
 		Warnings:   append(rep.readWarnings(), rep.Runaway()...),
-	}
-	for _, g := range rep.Coverage.Gaps {
-		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
-	}
-	if r := rep.Coverage.Requested; r != nil {
-		out.Coverage.Requested = &jsonGap{r.From, r.To, r.Duration().String()}
 	}
 	out.Actual.TTFTHourly = []jsonHour{}
 	for _, h := range rep.TTFTHourly {
@@ -169,14 +163,11 @@ func (rep Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "history   %s .. %s, step %s\n", rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339), rep.Step)
 	fmt.Fprintf(w, "requests  %.0f reconstructed (prompt mean %.0f, output mean %.0f tokens)\n", rep.Requests, rep.PromptMean, rep.OutputMean)
 	fmt.Fprintf(w, "coverage  %.1f%% (%d gap(s) longer than %s; %d step(s) interpolated)\n",
-		100*rep.Coverage.Fraction, len(rep.Coverage.Gaps), rep.Coverage.Threshold, rep.Coverage.Interpolated)
+		100*rep.Coverage.Fraction, len(rep.Coverage.Gaps)+len(rep.Coverage.GaugeGaps), rep.Coverage.Threshold, rep.Coverage.Interpolated)
 	if r := rep.Coverage.Requested; r != nil {
 		fmt.Fprintf(w, "  range   asked %s .. %s; the data covers only the range above\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339))
 	}
-	for _, g := range rep.Coverage.Gaps {
-		fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
-			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
-	}
+	writeGaps(w, rep.Coverage)
 	if c := rep.Calibration; c != nil {
 		if err := c.WriteText(w, rep.CalibrationFile); err != nil {
 			return err
@@ -282,4 +273,17 @@ func csvPtr(v *float64) string {
 		return ""
 	}
 	return csvNum(*v)
+}
+
+// writeGaps writes cov's gaps, one line each: the counter's, then the
+// in-flight gauges'.
+func writeGaps(w io.Writer, cov Coverage) {
+	for _, g := range cov.Gaps {
+		fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
+			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
+	}
+	for _, g := range cov.GaugeGaps {
+		fmt.Fprintf(w, "  gap     %s .. %s (%s): no running/waiting samples; in flight interpolated\n",
+			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
+	}
 }
