@@ -5,7 +5,8 @@
 // ".NAME.*.tmp" beside them. Write does not fsync: a power loss may lose
 // the last write, and on some file systems leave the path empty;
 // WriteDurable syncs the data before the rename and the directory after
-// it, for a file a later run depends on (decide's --state).
+// it, for a file a later run depends on (decide's --state); RemoveDurable
+// syncs the directory after a removal.
 package atomicfile
 
 import (
@@ -72,6 +73,24 @@ func write(path string, data []byte, durable bool) error {
 		if err := syncDir(filepath.Dir(path)); err != nil {
 			return fmt.Errorf("%s: written, but its directory not synced: %w", path, err)
 		}
+	}
+	return nil
+}
+
+// RemoveDurable removes the file at path (a symlink itself, not what it
+// names) and syncs its directory, so that a power loss cannot bring the
+// file back: for a file whose return would mislead a later run (a tuning
+// state that restores a dropped adoption). A missing path is no error and
+// its directory is still synced (a removal whose sync failed before is
+// made durable now); a missing directory holds nothing to sync. Errors:
+// os.Remove's, naming path; "PATH: removed, but its directory not synced:
+// ERR".
+func RemoveDurable(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: removed, but its directory not synced: %w", path, err)
 	}
 	return nil
 }

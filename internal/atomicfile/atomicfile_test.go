@@ -149,3 +149,38 @@ func TestWriteRefusesNonRegular(t *testing.T) {
 		t.Errorf("%d entries, want the pipe alone", len(ents))
 	}
 }
+
+// TestRemoveDurable: the file goes and its neighbour stays; a missing file
+// and a missing directory are no error (nothing to bring back); a path
+// that cannot be removed (a non-empty directory) is an error naming it.
+func TestRemoveDurable(t *testing.T) {
+	dir := t.TempDir()
+	path, keep := filepath.Join(dir, "chat.json"), filepath.Join(dir, "other.json")
+	for _, p := range []string{path, keep} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveDurable(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after RemoveDurable: %v, want the file gone", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("its neighbour: %v, want it kept", err)
+	}
+	if err := RemoveDurable(path); err != nil {
+		t.Errorf("missing file: %v, want nil", err)
+	}
+	if err := RemoveDurable(filepath.Join(dir, "none", "chat.json")); err != nil {
+		t.Errorf("missing directory: %v, want nil", err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveDurable(sub); err == nil || !strings.Contains(err.Error(), sub) {
+		t.Errorf("non-empty directory: %v, want an error naming %s", err, sub)
+	}
+}

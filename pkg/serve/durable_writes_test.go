@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -51,5 +52,59 @@ func TestTuningStateWrittenDurably(t *testing.T) {
 	tn.Step(ctx)
 	if want := filepath.Join(state, "tune", "chat.json"); !slices.Contains(wrote, want) {
 		t.Errorf("writes %v, want %s among them", wrote, want)
+	}
+}
+
+// TestTuningStateRemovedDurably: tune/NAME.json is removed with its
+// directory synced after (atomicfile.RemoveDurable): an unsynced removal
+// can come back after a crash, and the next start would restore the
+// adoption of a target whose tune: block was taken out. Removing the
+// block removes the file through that removal.
+func TestTuningStateRemovedDurably(t *testing.T) {
+	if reflect.ValueOf(removeTuneState).Pointer() != reflect.ValueOf(atomicfile.RemoveDurable).Pointer() {
+		t.Fatal("the tuning state is not removed with atomicfile.RemoveDurable")
+	}
+	var removed []string
+	old := removeTuneState
+	t.Cleanup(func() { removeTuneState = old })
+	removeTuneState = func(path string) error {
+		removed = append(removed, path)
+		return old(path)
+	}
+	results, state := t.TempDir(), t.TempDir()
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now, tn.StateDir = func() time.Time { return now }, state
+	l.SetTuning(tn)
+	ctx := context.Background()
+	with := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	if err := l.SetConfig(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	path := filepath.Join(state, "tune", "chat.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("adopted: state file %v", err)
+	}
+	without := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	without.Targets[0].Tune = nil
+	if err := l.SetConfig(ctx, without); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if !slices.Equal(removed, []string{path}) {
+		t.Errorf("removals %v, want [%s]", removed, path)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("block removed: state file %v, want it removed", err)
 	}
 }

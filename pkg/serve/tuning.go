@@ -437,6 +437,13 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 // matters. A variable for the test that it is the durable one.
 var writeTuneState = atomicfile.WriteDurable
 
+// removeTuneState removes tune/NAME.json with its directory synced after
+// (atomicfile.RemoveDurable): the file goes when its target's result is
+// dropped or its tune: block removed, and one brought back by a crash
+// would restore at the next start the candidate or adoption it had
+// dropped. A variable for the test that it is the durable one.
+var removeTuneState = atomicfile.RemoveDurable
+
 // save writes the files of the targets marked dirty (snapshots taken
 // under mu, written outside it). A failed write is logged; the target
 // stays marked and is written again at the next save.
@@ -476,10 +483,7 @@ func (tn *Tuning) save() {
 		path := tn.savedPath(f.name)
 		var err error
 		if f.sv.Result == nil { // dropped: nothing to restore
-			err = os.Remove(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
+			err = removeTuneState(path) // a missing file is no error
 		} else {
 			var b []byte
 			if b, err = json.MarshalIndent(f.sv, "", "  "); err == nil {
