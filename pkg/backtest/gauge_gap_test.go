@@ -75,6 +75,15 @@ func TestCoverageCountsGaugeGaps(t *testing.T) {
 	if w.Coverage.Interpolated != 117 {
 		t.Errorf("interpolated steps %d, want 117", w.Coverage.Interpolated)
 	}
+	// They are the steps Known leaves out (profile's hours skip them):
+	// 2h04m .. 4h, the 124th .. 240th of 360. Before, Known read the
+	// counter's gaps alone: every step known.
+	known := w.Known()
+	for j := 1; j <= g.N; j++ {
+		if want := j < 124 || j > 240; known[j] != want {
+			t.Errorf("step %d (ending %s): known %v, want %v", j, g.At(j).Sub(start), known[j], want)
+		}
+	}
 	// The arrivals stay the counter's: 1 a second, 21,600 in 6 hours
 	// (in flight 4 at both ends).
 	near(t, "requests", w.Requests, 21600, 1e-6)

@@ -255,13 +255,17 @@ func (w Workload) Peak() float64 {
 }
 
 // Known reports per step (index j = 1..N; 0 unused) whether its arrivals
-// come from samples: false when either end of the step lies inside a gap
-// (its arrivals are interpolated from the counters' increase).
+// come from samples: false when either end of the step lies inside a
+// counter gap (Coverage.Gaps: its arrivals are interpolated from the
+// counters' increase) or an in-flight gauge gap (Coverage.GaugeGaps: the
+// in-flight change in them is interpolated), the steps
+// Coverage.Interpolated counts.
 func (w Workload) Known() []bool {
 	gap := inGap(w.Grid, w.Coverage.Gaps)
+	gaugeGap := inGap(w.Grid, w.Coverage.GaugeGaps)
 	out := make([]bool, w.Grid.N+1)
 	for j := 1; j <= w.Grid.N; j++ {
-		out[j] = !gap[j] && !gap[j-1]
+		out[j] = !gap[j] && !gap[j-1] && !gaugeGap[j] && !gaugeGap[j-1]
 	}
 	return out
 }
