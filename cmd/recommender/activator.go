@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/pkg/activator"
@@ -141,6 +142,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// own): one format, one JSON object a line with --log-format json.
 	// slog's handler serialises the writes of all of them.
 	log := c.LogFlags.Logger(e.stderr)
+	defer crashlog.Handle(log) // a panic ends the activator as before, its trace one record (docs/serve.md)
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
 		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: log})
 	if err != nil {
@@ -164,7 +166,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
 	probeDone := make(chan struct{})
 	defer func() { stopProbe(); <-probeDone }() // its last line written before Run returns
-	go func() { defer close(probeDone); a.Run(probeCtx) }()
+	go func() { defer close(probeDone); defer crashlog.Handle(log); a.Run(probeCtx) }()
 	// ReadHeaderTimeout bounds each request's headers (a connection that
 	// sends none is closed after it); IdleTimeout the wait for the next
 	// request on a keep-alive connection, which without it (and without a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/infscale/infscale/cmd/recommender/internal/demo"
 	"github.com/infscale/infscale/internal/appendlog"
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"
@@ -81,6 +82,9 @@ type ServeCmd struct {
 // until SIGTERM/interrupt; SIGHUP reloads the config.
 func (c *ServeCmd) Run(e *env) (retErr error) {
 	log := c.LogFlags.Logger(e.stderr)
+	// A panic ends serve with one ERROR record and exit status 2
+	// (docs/serve.md), here and in the goroutines serve.Run starts.
+	defer crashlog.Handle(log)
 	if c.Listen != "" {
 		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // UpgradeCloseGrace is how long CloseUpgrades gives the WebSockets still
@@ -164,7 +166,10 @@ func (a *Activator) newWSConn(ctx context.Context, up io.ReadWriteCloser) *wsCon
 	a.wsMu.Lock()
 	a.ws[c] = struct{}{}
 	a.wsMu.Unlock()
-	go c.pump()
+	go func() {
+		defer crashlog.Handle(a.cfg.Log) // a frame parser's panic ends the process: one record
+		c.pump()
+	}()
 	go func() {
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -66,6 +67,7 @@ func startElector(e Elector, m *Metrics, log *slog.Logger) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer crashlog.Handle(log)
 		if err := e.Run(ctx); err != nil {
 			log.Error("leader election stopped; this instance does not write", "err", err)
 		}

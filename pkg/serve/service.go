@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
@@ -216,7 +217,8 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if o.Listen != "" {
 		addr = o.Listen
 	}
-	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: serverReadTimeout, IdleTimeout: serverIdleTimeout}
+	// A handler's panic, recovered by net/http, is one ERROR record.
+	srv := &http.Server{Handler: Handler(reg, loop), ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: serverReadTimeout, IdleTimeout: serverIdleTimeout}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration().String()) // "15s" in JSON too, not nanoseconds
@@ -238,10 +240,17 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	loopDone := make(chan struct{})
 	run := func(l *Loop) {
-		go func() { defer close(loopDone); _ = l.Run(loopCtx) }()
+		go func() {
+			defer close(loopDone)
+			defer crashlog.Handle(log) // a panic in a cycle ends serve: one record (docs/serve.md)
+			_ = l.Run(loopCtx)
+		}()
 	}
 	run(loop)
-	go tn.Run(loopCtx) // tuning in the background, never in a cycle
+	go func() {
+		defer crashlog.Handle(log)
+		tn.Run(loopCtx) // tuning in the background, never in a cycle
+	}()
 	stopElector := startElector(o.Elector, m, log)
 	defer stopElector()
 	current := cfg

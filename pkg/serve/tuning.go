@@ -19,6 +19,7 @@ import (
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -626,7 +627,11 @@ func (tn *Tuning) Run(ctx context.Context) {
 		}
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); loop(tn.stepRuns) }()
+	go func() {
+		defer close(done)
+		defer crashlog.Handle(tn.logger())
+		loop(tn.stepRuns)
+	}()
 	loop(tn.stepFast)
 	<-done
 }
@@ -848,6 +853,7 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 	}
 	go func() {
 		defer tn.lookingBack.Done()
+		defer crashlog.Handle(tn.logger())
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, now, period)

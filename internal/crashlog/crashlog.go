@@ -1,0 +1,39 @@
+// Package crashlog ends a long-running command (serve, the activator) on a
+// panic with one log record, in the command's log format, instead of Go's
+// plain-text trace: with --log-format json a pipeline that reads one JSON
+// object a line split that trace into dozens of unparsed lines or dropped
+// it, and the reason the process died was lost.
+package crashlog
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+)
+
+// ExitCode is the exit status after a panic: 2, Go's own after an
+// unrecovered panic, so that a supervisor sees the same status as before.
+const ExitCode = 2
+
+// exit ends the process; a test replaces it.
+var exit = os.Exit
+
+// Handle, deferred at the top of a goroutine (`defer crashlog.Handle(log)`),
+// turns a panic in it into one record on log at level ERROR, with msg
+// "panic", the panic value as "panic" (its %v), the panicking goroutine's
+// stack as one string, "stack", and "exit_code" (as the "exiting" record
+// of an error, cmd/recommender), and then ends the process with ExitCode. Nothing is recovered to carry on: the panic ends the process
+// as it did, only its trace is a record. It does nothing when there is no
+// panic; with a nil log it panics again (Go's own trace).
+func Handle(log *slog.Logger) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if log == nil {
+		panic(r)
+	}
+	log.Error("panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()), "exit_code", ExitCode)
+	exit(ExitCode)
+}

@@ -1,0 +1,85 @@
+package crashlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// crashChild, set in the environment, makes TestHandleOneJSONRecord's
+// child process panic in a goroutine guarded by Handle.
+const crashChild = "INFSCALE_CRASHLOG_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChild) == "1" {
+		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer Handle(log)
+			panicInADecision()
+		}()
+		<-done
+		os.Exit(0) // not reached: Handle exits with ExitCode
+	}
+	os.Exit(m.Run())
+}
+
+func panicInADecision() {
+	var m map[string]int
+	m["target"] = 1 // assignment to entry in nil map
+}
+
+// TestHandleOneJSONRecord: a process whose goroutine panics under Handle
+// with a JSON logger writes exactly one line to stderr, a JSON object with
+// level ERROR, the panic's value, the stack (naming the function that
+// panicked) as one string and exit_code 2, and exits 2, as Go does after a panic. Before
+// (Go's own trace): "panic: assignment to entry in nil map", a blank line,
+// "goroutine N [running]:" and two lines a frame, none of them JSON.
+func TestHandleOneJSONRecord(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("child: %v, want exit status 2; stderr:\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("stderr has %d lines, want one JSON record:\n%s", len(lines), stderr.String())
+	}
+	var rec struct {
+		Level, Msg, Panic, Stack string
+		ExitCode                 int `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatalf("stderr is not a JSON record: %v\n%s", err, lines[0])
+	}
+	if rec.Level != "ERROR" || rec.Msg != "panic" || rec.Panic != "assignment to entry in nil map" || rec.ExitCode != 2 {
+		t.Errorf("record level %q msg %q panic %q exit_code %d, want ERROR, panic, assignment to entry in nil map, 2", rec.Level, rec.Msg, rec.Panic, rec.ExitCode)
+	}
+	if !strings.Contains(rec.Stack, "crashlog.panicInADecision") || !strings.Contains(rec.Stack, "goroutine ") {
+		t.Errorf("stack does not name the goroutine and the panicking function:\n%s", rec.Stack)
+	}
+}
+
+// TestHandleNoPanic: deferred in a goroutine that returns, Handle neither
+// logs nor exits.
+func TestHandleNoPanic(t *testing.T) {
+	exit = func(int) { t.Error("exit called without a panic") }
+	defer func() { exit = os.Exit }()
+	var buf bytes.Buffer
+	func() {
+		defer Handle(slog.New(slog.NewJSONHandler(&buf, nil)))
+	}()
+	if buf.Len() != 0 {
+		t.Errorf("logged without a panic: %s", buf.String())
+	}
+}
