@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/appendlog"
 )
 
 // TestServeAuditLogNotAFile: --audit-log on a named pipe nobody reads
@@ -48,5 +50,35 @@ func TestServeAuditLogNotAFile(t *testing.T) {
 			t.Errorf("--audit-log %s: serve still starting after 5s", tc.path)
 		}
 		cancel()
+	}
+}
+
+// TestServeAuditLogSecondWriterRefused: serve given an --audit-log that
+// another serve writes (here an appendlog.Open in this process, which
+// holds the same lock as a serve's), rotated or not, exits 1 at start
+// naming the file, nothing served, and the other's lines are left alone.
+// Before: both appended to it, their lines interleaved, and two rotating
+// it renamed each other's file.
+func TestServeAuditLogSecondWriterRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 2\n"), 0o644)
+	audit := filepath.Join(dir, "audit.jsonl")
+	other, err := appendlog.Open(audit, appendlog.Rotation{MaxSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.Write([]byte("{\"target\":\"other\"}\n"))
+	for _, rotate := range [][]string{nil, {"--audit-log-maxsize", "100"}} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit}, rotate...), nil, &out, &errb)
+		want := "--audit-log " + audit + ": another process writes it (it holds the file's lock: another serve given the same --audit-log?); give each serve its own file, or stop the other first"
+		if code != exitRuntime || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "serving") {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 1 with %q, nothing served", rotate, code, errb.String(), want)
+		}
+	}
+	if b, _ := os.ReadFile(audit); string(b) != "{\"target\":\"other\"}\n" {
+		t.Errorf("the other writer's file: %q, want its line alone", b)
 	}
 }

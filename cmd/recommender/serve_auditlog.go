@@ -84,7 +84,8 @@ func (f *AuditLogFlags) checkRotatable() error {
 
 // auditOpenError is appendlog.Open's error for --audit-log as serve
 // reports it: bad input (a directory, rotation of a file that is not a
-// regular one) exits 2, what the environment refuses exits 1.
+// regular one) exits 2, what the environment refuses (another serve
+// writing the file among it) exits 1.
 func (f *AuditLogFlags) auditOpenError(err error) error {
 	switch {
 	case err == nil:
@@ -95,7 +96,7 @@ func (f *AuditLogFlags) auditOpenError(err error) error {
 		return invalidf("--audit-log-maxsize: --audit-log %v", err)
 	case errors.Is(err, appendlog.ErrDirNotWritable):
 		return fmt.Errorf("--audit-log-maxsize: --audit-log %w", err) // the environment's refusal: exit 1
-	case errors.Is(err, appendlog.ErrNoReader):
+	case errors.Is(err, appendlog.ErrNoReader) || errors.Is(err, appendlog.ErrLocked):
 		return fmt.Errorf("--audit-log %w", err) // runtime: exit 1
 	}
 	var pe *fs.PathError

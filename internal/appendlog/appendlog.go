@@ -42,7 +42,9 @@ const closeWait = time.Second
 // (ErrNoReader), "PATH: not a regular file ...; ..." (ErrNotRegular: r
 // rotates and path is a pipe or device), "PATH: a symbolic link ..."
 // (ErrSymlink: r rotates and path is one), "PATH: its directory cannot be
-// written ..." (ErrDirNotWritable: r rotates), else os.OpenFile's error as is.
+// written ..." (ErrDirNotWritable: r rotates), "PATH: another process
+// writes it ..." (ErrLocked: a regular file another Open holds, in this
+// process or another; lock.go), else os.OpenFile's error as is.
 // The result writes a regular file as each line comes, a line the disk cuts
 // short taken back (wholeLines), rotated by size when r.MaxSize > 0
 // (Rotation); anything else goes to a writer whose Write never blocks
@@ -85,8 +87,18 @@ func Open(path string, r Rotation) (io.WriteCloser, error) {
 		if err := dirWritable(path); err != nil {
 			return nil, err
 		}
-		return &wholeLines{f: newRotating(path, fi.Size(), r)}, nil
+		lf, err := lockPath(path)
+		if err != nil {
+			return nil, err
+		}
+		rf := newRotating(path, fi.Size(), r)
+		rf.lock = lf
+		return &wholeLines{f: rf}, nil
 	case fi.Mode().IsRegular():
+		if err := lock(path, f); err != nil {
+			f.Close()
+			return nil, err
+		}
 		return &wholeLines{f: appendFile{f}}, nil
 	case r.MaxSize > 0: // made a pipe or device since Rotatable
 		f.Close()
@@ -165,7 +177,13 @@ func (w *wholeLines) endsFile(end int64) bool {
 // afterCut, when set (tests), runs between a cut write and its taking back.
 var afterCut func()
 
-func (w *wholeLines) Close() error { return w.f.Close() }
+// Close closes the file, which releases its lock (lock.go): another writer
+// may open it then.
+func (w *wholeLines) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Close()
+}
 
 // appendFile is a regular file opened with O_APPEND, never rotated.
 type appendFile struct{ *os.File }

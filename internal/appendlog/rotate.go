@@ -120,9 +120,11 @@ func (r Rotation) check() error {
 	return nil
 }
 
-// rotating is a regular file rotated by lumberjack. It assumes it is the
-// file's only writer (two rotating the same file would each rename the
-// other's). Besides lumberjack's own count it keeps the file's size, to
+// rotating is a regular file rotated by lumberjack. It is the file's only
+// writer through Open (two rotating the same file would each rename the
+// other's): it holds the file's lock (lock.go) on an open of its own, moved
+// to the new file after each rotation (the old one, renamed, is a backup).
+// Besides lumberjack's own count it keeps the file's size, to
 // rotate before lumberjack would (the same rule) and so to space rotations
 // a millisecond apart: backups are named to the millisecond, and
 // lumberjack renames a second rotation of the same millisecond onto the
@@ -131,10 +133,11 @@ func (r Rotation) check() error {
 type rotating struct {
 	path string
 	lj   *lumberjack.Logger
-	max  int64 // bytes
-	cur  int64 // the file's size as written through this; read from the file where it may rotate
-	open bool  // lumberjack holds the file open
-	last int64 // Unix milliseconds just after the last rotation
+	max  int64    // bytes
+	cur  int64    // the file's size as written through this; read from the file where it may rotate
+	open bool     // lumberjack holds the file open
+	last int64    // Unix milliseconds just after the last rotation
+	lock *os.File // the lock's open of the file at path (lock.go); nil when not held
 }
 
 // newRotating rotates path, whose size is now size.
@@ -182,6 +185,7 @@ func (r *rotating) Write(p []byte) (int, error) {
 		// first rotation.
 		_ = r.lj.Close()
 		r.cur, r.open = 0, false
+		r.relock()
 	}
 	w, err := r.lj.Write(p)
 	r.cur += int64(w)
@@ -201,6 +205,30 @@ func (r *rotating) reopen() {
 	_ = r.lj.Close()
 	r.open = false
 	r.cur, _ = r.size()
+	r.relock()
+}
+
+// relock moves the lock to the file now at path, when it is another than
+// the one locked (a rotation renamed that one to a backup). The new file
+// is made by lumberjack a moment before: a writer that Opens it in that
+// moment takes its lock first, and this one then holds none (it writes on,
+// as before locks).
+func (r *rotating) relock() {
+	if r.lock != nil {
+		held, err1 := r.lock.Stat()
+		now, err2 := os.Stat(r.path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return
+		}
+	}
+	f, err := lockPath(r.path)
+	if err != nil {
+		return // not there (a failed rotation), or another writer's
+	}
+	if r.lock != nil {
+		r.lock.Close()
+	}
+	r.lock = f
 }
 
 // end is the file's size: its one writer's last line ends it, and the
@@ -227,7 +255,15 @@ func (r *rotating) truncate(n int64) error {
 	return nil
 }
 
-// Close closes the file. lumberjack's goroutine that prunes and compresses
-// backups is not stopped (lumberjack v2.2.1 has no way to): it waits, idle,
-// until the process ends.
-func (r *rotating) Close() error { return r.lj.Close() }
+// Close closes the file and releases its lock. lumberjack's goroutine that
+// prunes and compresses backups is not stopped (lumberjack v2.2.1 has no
+// way to): it waits, idle, until the process ends, one per Open that
+// rotated or wrote.
+func (r *rotating) Close() error {
+	err := r.lj.Close()
+	if r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
+	}
+	return err
+}
