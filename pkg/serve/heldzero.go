@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"time"
 
@@ -62,25 +64,34 @@ func flowQueueLookback(t *config.Target) time.Duration {
 	return promql.FlowQueueLookbackFor(time.Duration(t.Zero.Cooldown))
 }
 
-// sameHeldReader reports whether targets a and b (one target's config
-// before and after a reload) read their held count alike: the same
-// server, selector, pages and pool, and the same zero keys but the
-// cooldown. carryHeldZero's proof, a known 0 at zero read by the
-// flow-control query (the queue family scraped), is of one reader: a 0
+// heldReader identifies how target t reads its held count from the
+// source of promURL (its prometheus.url; "" embedded mode): the server,
+// selector, pages and pool, the zero keys but the cooldown, and the
+// source, as 16 hex digits of a SHA-256 (the state file keeps it, not the
+// selector or the URL). carryHeldZero's proof, a known 0 at zero read by
+// the flow-control query (the queue family scraped), is of one reader: a 0
 // read by a zero.held query (`... or vector(0)` reads 0 whatever is
 // scraped), a page in embedded mode, or another pool's selector proves
-// nothing of the next one's, so Loop.install drops State.HeldZeroAt when
-// they differ (as when the source does) and the next known 0 at zero sets
-// it again. A state file restored at start is not compared (it has no
-// config): docs/llm-d.md says so.
-func sameHeldReader(a, b *config.Target) bool {
-	reader := func(t *config.Target) (z config.Zero) {
-		if t.Zero != nil {
-			z = *t.Zero
-		}
-		z.Cooldown = 0
-		return z
+// nothing of the next one's. So a target whose reader changes drops
+// State.HeldZeroAt, at a reload (Loop.install) and at a restart from a
+// state file saved under another reader (Loop.restore, Persisted's
+// HeldReader), and the next known 0 at zero sets it again.
+func heldReader(t *config.Target, promURL string) string {
+	z := config.Zero{}
+	if t.Zero != nil {
+		z = *t.Zero
 	}
-	return a.Server == b.Server && a.Selector == b.Selector && reflect.DeepEqual(a.Scrape, b.Scrape) &&
-		reflect.DeepEqual(a.InferencePoolRef, b.InferencePoolRef) && reader(a) == reader(b)
+	z.Cooldown = 0
+	b, err := json.Marshal(struct {
+		Server, Selector string
+		Scrape           config.Scrape
+		Pool             *config.PoolRef
+		Zero             config.Zero
+		Prometheus       string
+	}{t.Server.String(), t.Selector, t.Scrape, t.InferencePoolRef, z, promURL})
+	if err != nil { // not for these types; never equal to another's
+		return "unknown: " + err.Error()
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

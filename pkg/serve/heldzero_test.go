@@ -255,3 +255,73 @@ func TestHeldZeroReload(t *testing.T) {
 	step(45, longer, "gone", true, "", "held 0: no flow-control queue series within 25m; carried from the known 0 at zero at 2026-01-05T10:00:30Z", 1)
 	step(60, other, "gone", false, gone, "", 2)
 }
+
+// TestHeldZeroRestartReaderChanged: the carry's proof is of one reader
+// (TestHeldZeroReload), across a restart too. A pool at zero whose held
+// was read by a zero.held query that reads 0 whatever is scraped (`... or
+// vector(0)`: held_zero_at t0, saved in the state file), restarted a
+// minute later with zero.flow_control and no queue series within the
+// lookback, had held 0 carried "from the known 0 at zero" of the other
+// query (the pool kept at zero by a 0 the flow-control query never read):
+// now it is the error (empty, counted), as after a reload. A restart with
+// the same reader carries on (TestHeldZeroCarried), and so does one that
+// changes only the cooldown (the lookback 10m + 15m = 25m).
+func TestHeldZeroRestartReaderChanged(t *testing.T) {
+	var held atomic.Value
+	srv := eppZeroPrometheus(t, &held)
+	parse := func(zero string) *config.File {
+		t.Helper()
+		body := strings.Replace(fmt.Sprintf(eppZeroConfig, srv.URL), "zero: {flow_control: true, cooldownPeriod: 300s}", "zero: "+zero, 1)
+		cfg, err := config.Parse([]byte(body), "prom.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	query := parse(`{held: 'sum(llm_d_epp_flow_control_queue_size{service="chat-epp"}) or vector(0)', cooldownPeriod: 300s}`)
+	flow := parse("{flow_control: true, cooldownPeriod: 300s}")
+	longer := parse("{flow_control: true, cooldownPeriod: 600s}")
+	store, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := t0
+	store.Now = func() time.Time { return clk }
+	// step starts a serve on cfg (a restart: a new Loop on the same state
+	// dir) at t0+sec and runs one cycle with held as h.
+	step := func(sec int, cfg *config.File, h string, valid bool, errs, warning string) {
+		t.Helper()
+		clk = t0.Add(time.Duration(sec) * time.Second)
+		src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Evaluator.BatchSize = 1
+		m := NewMetrics(prometheus.NewRegistry(), "test")
+		var recs []Record
+		l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return clk }, Store: store, OnDecision: func(r Record) { recs = append(recs, r) }})
+		if err := l.SetConfig(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		held.Store(h)
+		l.Cycle(t.Context())
+		if len(recs) != 1 {
+			t.Fatalf("t0+%ds: %d records, want 1", sec, len(recs))
+		}
+		r := recs[0]
+		ok := false
+		for _, raw := range r.Raw {
+			ok = ok || raw.Valid
+		}
+		e, w := strings.Join(r.Errors, "; "), strings.Join(r.Warnings, "; ")
+		if ok != valid || r.Desired != 0 || !strings.Contains(e, errs) || (errs == "") != (e == "") || w != warning {
+			t.Errorf("t0+%ds: valid %v desired %d errors %q warnings %q; want valid %v desired 0, errors with %q, warnings %q",
+				sec, ok, r.Desired, e, w, valid, errs, warning)
+		}
+	}
+	gone := "held: empty: promql: empty: flow-control saturation without a queue series within the lookback"
+	step(0, query, "0", true, "", "")       // held_zero_at t0, by the query
+	step(60, flow, "gone", false, gone, "") // restarted on flow_control: not the query's 0
+	step(120, flow, "0", true, "", "")      // the flow-control query reads 0 at zero: held_zero_at t0+120s
+	step(180, longer, "gone", true, "", "held 0: no flow-control queue series within 25m; carried from the known 0 at zero at 2026-01-05T10:02:00Z")
+}

@@ -113,9 +113,6 @@ type Loop struct {
 	// unclaimed is the list logUnclaimed logged last (nil before the
 	// first); guarded by configMu.
 	unclaimed []string
-	// promURL is the prometheus.url of the config SetConfig installed
-	// last ("": embedded mode, or none yet); guarded by configMu.
-	promURL string
 	// restoring counts the targets whose restore has not finished yet;
 	// cycles leave them out (while > 0, Cycle filters the target list).
 	restoring atomic.Int64
@@ -228,8 +225,10 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	}
 	l.configMu.Lock()
 	defer l.configMu.Unlock()
-	fresh := l.install(next, cfg.Prometheus.URL != l.promURL)
-	l.promURL = cfg.Prometheus.URL
+	for _, t := range next {
+		t.heldReader = heldReader(&t.cfg, cfg.Prometheus.URL)
+	}
+	fresh := l.install(next)
 	l.logUnclaimed(next)
 	// The new targets' restores (a state file, or a rebuild: two range
 	// queries, each up to prometheus.timeout against a hanging Prometheus)
@@ -260,10 +259,10 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 // are marked restoring and returned, and the targets no longer configured
 // lose their series. A target switched between one pool and a P/D pair
 // is logged (switchedForm): its state is not carried over. A target whose
-// held count is read from another place (sourceChanged: another
-// prometheus.url or mode; or its own keys, sameHeldReader) loses its
-// State.HeldZeroAt: the known 0 it records was another reader's.
-func (l *Loop) install(next []*target, sourceChanged bool) (fresh []*target) {
+// held count is read from another place (heldReader: another
+// prometheus.url or mode, or its own keys) loses its State.HeldZeroAt:
+// the known 0 it records was another reader's.
+func (l *Loop) install(next []*target) (fresh []*target) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
 	l.switchedForm(next)
@@ -274,7 +273,7 @@ func (l *Loop) install(next []*target, sourceChanged bool) (fresh []*target) {
 	for _, t := range next {
 		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
-			if sourceChanged || !sameHeldReader(&o.cfg, &t.cfg) {
+			if o.heldReader != t.heldReader {
 				t.run.State.HeldZeroAt = time.Time{}
 			}
 			delete(old, t.key)
@@ -469,6 +468,11 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 	if ps == nil {
 		return nil
 	}
+	if ps.HeldReader != "" && ps.HeldReader != t.heldReader {
+		// Saved under another held reader (a restart with the keys
+		// changed): its known 0 at zero is not this reader's (heldReader).
+		ps.State.HeldZeroAt = time.Time{}
+	}
 	now := l.now()
 	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, onMonotonic(ps.State, now), now)
 	l.metrics.Restore(t.key, desired)
@@ -632,7 +636,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 			if skew != 0 {
 				st = rebaseWall(st, now, skew)
 			}
-			err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: st, SavedAt: now})
+			err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: st, SavedAt: now, HeldReader: t.heldReader})
 			if err != nil {
 				l.metrics.QueryError(t.key, "state_write")
 			}

@@ -19,6 +19,9 @@ type target struct {
 	// key names the target's series, state file and decisions: its name,
 	// or a P/D pool's name@role.
 	key string
+	// heldReader identifies how its held count is read (heldReader),
+	// set by SetConfig.
+	heldReader string
 
 	// run is the decision loop's memory: State, the last exported desired
 	// value and the last known current count (recommend.Decider).

@@ -42,6 +42,12 @@ type File struct {
 	State recommend.State `json:"state"`
 	// SavedAt is the decision time it was saved at.
 	SavedAt time.Time `json:"saved_at"`
+	// HeldReader identifies how serve read the target's held count when it
+	// saved the file (16 hex digits; serve's heldReader): a restore under
+	// another reader drops State.HeldZeroAt, the known 0 it records being
+	// the other reader's. "" (decide --state, a rebuild, a file of an
+	// older serve): not compared.
+	HeldReader string `json:"held_reader,omitempty"`
 }
 
 // Read reads and decodes the state file at path (Decode). Errors: those of
