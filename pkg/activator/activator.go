@@ -790,8 +790,9 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// and the transport then drops the upstream connection mid-stream.
 	_ = rc.EnableFullDuplex()
 	hasBody := r.Body != nil && r.Body != http.NoBody
-	var bodyDone atomic.Bool // the client's body was read to its end
-	asked := false           // its reading into memory began (a 100 Continue sent)
+	var bodyDone atomic.Bool    // the client's body was read to its end
+	asked := false              // its reading into memory began (a 100 Continue sent)
+	var streamAsked atomic.Bool // its streaming upstream began (a 100 Continue sent)
 	if hasBody {
 		// Closed here, not after the handler returns: net/http's own close
 		// of an unread body, after it stopped its background read, can
@@ -809,10 +810,11 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// its write's error) and never read its 429, 413 or 503. A client
 		// that asked for 100-continue sends no body before it is read: no
 		// wait, unless it was read (held: asked for, so being sent). A
-		// body streamed upstream lingers too: given no time, net/http's
-		// own read of a rest of 256 KiB or less failed at once, so it
-		// neither read it nor half-closed and waited, and a 502 after the
-		// upstream dropped mid-body was lost to a reset
+		// body streamed upstream lingers too (with 100-continue once the
+		// transport began reading it): given no time, net/http's own read
+		// of a rest of 256 KiB or less failed at once, so it neither read
+		// it nor half-closed and waited, and a 502 after the upstream
+		// dropped mid-body was lost to a reset
 		// (TestStreamedBodyRestReadNotReset). r.Body stays net/http's
 		// own: wrapped, a streamed body's 502 was lost to a reset in 1 of
 		// 100 runs (TestUpstreamFailsMidBody under -race).
@@ -821,6 +823,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if !bodyDone.Load() {
 				linger := min(lingerTimeout, a.cfg.BodyTimeout)
+				asked := asked || streamAsked.Load()
 				if expect && !asked {
 					linger = 0
 				}
@@ -885,7 +888,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 				r.Body = http.NoBody
 			}
 		}
-		if a.forward(rw, r, rc, held, hasBody, &bodyDone) {
+		if a.forward(rw, r, rc, held, hasBody, &bodyDone, &streamAsked) {
 			return
 		}
 		// Refused before anything was sent: hold it again, a probe
@@ -903,8 +906,10 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 // forward proxies r once, its body from held when read into memory, and
 // reports whether it is done: false when the connection was refused or not
-// made before any byte was sent (nothing written to rw either).
-func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
+// made before any byte was sent (nothing written to rw either). A body
+// streamed from the client sets bodyDone at its end, and asked at its
+// first read (which sends an Expect: 100-continue client its 100 Continue).
+func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone, asked *atomic.Bool) bool {
 	at := &attempt{}
 	var streamed *trackedBody // the client's body, when proxied as it comes
 	var onAnswer []func()     // run when the upstream's answer begins
@@ -968,7 +973,7 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		// Streamed from the client: its reads have the body deadline,
 		// lifted at the end of the body.
 		_ = rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
-		streamed = &trackedBody{r: r.Body, at: at, eof: func(err error) {
+		streamed = &trackedBody{r: r.Body, at: at, began: asked, eof: func(err error) {
 			bodyDone.Store(err == io.EOF)
 			_ = rc.SetReadDeadline(time.Time{})
 		}}
@@ -1522,9 +1527,14 @@ type trackedBody struct {
 	// reading is true while a Read waits on r (the client, for a body
 	// streamed from it).
 	reading atomic.Bool
+	// began, when set, is set by the first Read.
+	began *atomic.Bool
 }
 
 func (t *trackedBody) Read(p []byte) (int, error) {
+	if t.began != nil {
+		t.began.Store(true)
+	}
 	t.reading.Store(true)
 	n, err := t.r.Read(p)
 	t.reading.Store(false)

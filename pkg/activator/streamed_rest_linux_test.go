@@ -48,8 +48,15 @@ func smallBuffers(_, _ string, c syscall.RawConn) error {
 // and a Go client still writing its body reported that write's error
 // instead of the 502 (TestUpstreamFailsMidBody under -race: 2 of 300 runs,
 // each in a run where the transport had read all but 256 KiB or less of
-// its 2 MiB body).
+// its 2 MiB body). The same with Expect: 100-continue (the client sends
+// its body once the transport's first read has the 100 Continue sent):
+// its rest was given no time either.
 func TestStreamedBodyRestReadNotReset(t *testing.T) {
+	t.Run("Content-Length", func(t *testing.T) { streamedRestReadNotReset(t, false) })
+	t.Run("Expect: 100-continue", func(t *testing.T) { streamedRestReadNotReset(t, true) })
+}
+
+func streamedRestReadNotReset(t *testing.T, expect bool) {
 	const kib = 1 << 10
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
@@ -83,8 +90,17 @@ func TestStreamedBodyRestReadNotReset(t *testing.T) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	body := strings.Repeat("a", 300*kib)
-	go fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	br := bufio.NewReader(c)
+	if !expect {
+		go fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	} else {
+		fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+		resp, err := http.ReadResponse(br, nil) // the 100 Continue, once the transport reads the body
+		if err != nil || resp.StatusCode != http.StatusContinue {
+			t.Fatalf("before the body: %v %v, want 100 Continue", resp, err)
+		}
+		go io.WriteString(c, body)
+	}
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("the answer: %v, want a 502", err)
