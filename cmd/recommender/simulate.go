@@ -268,7 +268,7 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 				// held out by tune) as if no request had come.
 				b = 0
 			}
-			src = trace.Window(src, a, b)
+			src = trace.WindowContext(ctx, src, a, b)
 		}
 	}
 	// A trace compressed into less than one decision period is replayed

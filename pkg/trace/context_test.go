@@ -91,3 +91,48 @@ func TestSortedCancelled(t *testing.T) {
 		t.Errorf("read %d rows, want %d", rd.read, CheckEvery)
 	}
 }
+
+// TestWindowContextCancelled: a window's pass skipped every request
+// before its start inside one Next, whatever the context (simulate
+// --window 604000:604800 on synthetic:poisson,rate=440,duration=7d held
+// an interrupt for 56 s). Cancelled while the 10th of 3 x CheckEvery
+// requests is read, all before the window, the pass ends at the look
+// after CheckEvery (65,536) skipped: exactly that many are read.
+func TestWindowContextCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rd := &countingReader{n: 3 * CheckEvery, at: func(i int) {
+		if i == 10 {
+			cancel()
+		}
+	}}
+	src := NewSource("big.csv", 0, func() (Reader, error) { return rd, nil })
+	r, err := WindowContext(ctx, src, 1e9, 0).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rd.read != CheckEvery {
+		t.Errorf("read %d requests, want %d", rd.read, CheckEvery)
+	}
+	// Not cancelled: the window [196600, end) of requests at seconds 1 to
+	// 196,608 holds the last 9 (196,600 to 196,608), shifted to 0 to 8.
+	rd = &countingReader{n: 3 * CheckEvery}
+	r, _ = WindowContext(context.Background(), src, 196600, 0).Open()
+	var got []float64
+	for {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, q.Arrival)
+	}
+	if len(got) != 9 || got[0] != 0 || got[8] != 8 {
+		t.Errorf("window arrivals %v, want 0 to 8", got)
+	}
+}

@@ -72,7 +72,7 @@ func ParseContext(ctx context.Context, spec string, opts Options) (Source, error
 		src = RateScale(src, opts.RateScale)
 	}
 	if opts.WindowStart > 0 || opts.WindowEnd > 0 {
-		src = Window(src, opts.WindowStart, opts.WindowEnd)
+		src = WindowContext(ctx, src, opts.WindowStart, opts.WindowEnd)
 	}
 	return src, nil
 }

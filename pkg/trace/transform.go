@@ -42,8 +42,19 @@ func (r *scaled) Next() (Request, error) {
 
 // Window keeps the requests arriving in [start, end) seconds and shifts them
 // so that start becomes 0; end <= 0 means "to the end of the trace". The
-// window's duration is end-start (or what is left of the trace's).
+// window's duration is end-start (or what is left of the trace's). Its
+// passes never end early: WindowContext for one that an interrupt ends.
 func Window(s Source, start, end float64) Source {
+	return WindowContext(context.Background(), s, start, end)
+}
+
+// WindowContext is Window whose passes end with ctx's error once ctx is
+// done while they skip the requests before start, looked at every
+// CheckEvery skipped: a window at the end of a week of generated traffic
+// (2^28 requests drawn to reach it) does not hold an interrupt for a
+// minute. WithContext around a pass does not see that skip: it happens
+// inside one Next.
+func WindowContext(ctx context.Context, s Source, start, end float64) Source {
 	d := 0.0
 	switch {
 	case end > 0:
@@ -56,7 +67,7 @@ func Window(s Source, start, end float64) Source {
 		if err != nil {
 			return nil, err
 		}
-		return &windowed{Reader: r, start: start, end: end}, nil
+		return &windowed{Reader: r, ctx: ctx, start: start, end: end}, nil
 	})
 }
 
@@ -69,6 +80,7 @@ func endString(end float64) string {
 
 type windowed struct {
 	Reader
+	ctx        context.Context
 	start, end float64
 }
 
@@ -77,12 +89,17 @@ type windowed struct {
 func (r *windowed) Skipped() int64 { return SkippedRows(r.Reader) }
 
 func (r *windowed) Next() (Request, error) {
-	for {
+	for skipped := 1; ; skipped++ {
 		q, err := r.Reader.Next()
 		if err != nil {
 			return q, err
 		}
 		if q.Arrival < r.start {
+			if skipped%CheckEvery == 0 {
+				if err := r.ctx.Err(); err != nil {
+					return Request{}, err
+				}
+			}
 			continue
 		}
 		if r.end > 0 && q.Arrival >= r.end {

@@ -326,7 +326,7 @@ func prepare(ctx context.Context, src trace.Source, cfg Config) (prep, error) {
 				src.Name, ErrShortTrace, part.name, ms(part.span), ms(dur), rc.Period, need, or)
 		}
 	}
-	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
+	in, out := trace.WindowContext(ctx, src, 0, split), trace.WindowContext(ctx, src, split, dur)
 	out.Duration = dur - split
 	for _, s := range cfg.Stress {
 		if s.Rate > 1 && (dur-split)/s.Rate < rc.Period {
