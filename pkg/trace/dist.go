@@ -47,7 +47,17 @@ func ParseTokens(s string) (Tokens, error) {
 }
 
 // newRNG is the package's seeded source: PCG with the seed and a fixed
-// stream constant, so a seed means the same trace on every platform.
-func newRNG(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x696e667363616c65)) // "infscale"
+// stream constant, so a seed means the same trace on every platform. The
+// PCG is returned too, for a pass that is copied (copyRNG).
+func newRNG(seed uint64) (*rand.Rand, *rand.PCG) {
+	p := rand.NewPCG(seed, 0x696e667363616c65) // "infscale"
+	return rand.New(p), p
+}
+
+// copyRNG is a generator over a copy of p's state: it draws what p would
+// next, and drawing from either leaves the other as it was. (A rand.Rand
+// holds no state of its own: the PCG is all of it.)
+func copyRNG(p *rand.PCG) (*rand.Rand, *rand.PCG) {
+	c := *p
+	return rand.New(&c), &c
 }

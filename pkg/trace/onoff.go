@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,7 +65,8 @@ func (o OnOff) String() string {
 // Source generates the traffic; every pass yields the same requests.
 func (o OnOff) Source() Source {
 	src := NewSource(o.String(), o.Duration, func() (Reader, error) {
-		return &onoffReader{o: o, rng: newRNG(o.Seed)}, nil
+		rng, pcg := newRNG(o.Seed)
+		return &onoffReader{o: o, rng: rng, pcg: pcg}, nil
 	})
 	src.expected = o.Rate * o.Duration // the burst rate makes the mean Rate
 	return src
@@ -73,8 +75,9 @@ func (o OnOff) Source() Source {
 type onoffReader struct {
 	o    OnOff
 	rng  *rand.Rand
-	t    float64 // start of the next busy period
-	busy bool    // within a busy period: end, next, last and perBurst hold
+	pcg  *rand.PCG // rng's state (fork)
+	t    float64   // start of the next busy period
+	busy bool      // within a busy period: end, next, last and perBurst hold
 	// end is the busy period's end, next the start of its next burst (none
 	// from end on), last its latest arrival, perBurst its bursts a second.
 	end, next, last, perBurst float64
@@ -86,6 +89,14 @@ type onoffReader struct {
 }
 
 func (r *onoffReader) Close() error { return nil }
+
+// fork is a copy of the pass at its position (forker).
+func (r *onoffReader) fork() Reader {
+	c := *r
+	c.rng, c.pcg = copyRNG(r.pcg)
+	c.pend = slices.Clone(r.pend)
+	return &c
+}
 
 func (r *onoffReader) Next() (Request, error) {
 	o := r.o

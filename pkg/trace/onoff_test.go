@@ -108,7 +108,7 @@ func (r *onoffReader) held() int { return len(r.pend) }
 // arrivals in the order drawn). The streamed reader must give the same
 // requests in the same order (recommended.md's onoff rows replay them).
 func onoffWhole(o OnOff) []Request {
-	rng := newRNG(o.Seed)
+	rng, _ := newRNG(o.Seed)
 	var out []Request
 	for t := 0.0; t < o.Duration; {
 		end := t + rng.ExpFloat64()*o.On

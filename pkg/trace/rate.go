@@ -47,7 +47,8 @@ func (s Shape) End() float64 {
 // is an Exp(1) draw of cumulative intensity, then the token lengths are drawn.
 func (s Shape) Source(name string, seed uint64) Source {
 	src := NewSource(name, s.End(), func() (Reader, error) {
-		return &shapeReader{shape: s, rng: newRNG(seed)}, nil
+		rng, pcg := newRNG(seed)
+		return &shapeReader{shape: s, rng: rng, pcg: pcg}, nil
 	})
 	src.expected = s.Expected()
 	return src
@@ -56,11 +57,19 @@ func (s Shape) Source(name string, seed uint64) Source {
 type shapeReader struct {
 	shape Shape
 	rng   *rand.Rand
-	piece int     // current piece
-	t     float64 // last arrival
+	pcg   *rand.PCG // rng's state (fork)
+	piece int       // current piece
+	t     float64   // last arrival
 }
 
 func (r *shapeReader) Close() error { return nil }
+
+// fork is a copy of the pass at its position (forker).
+func (r *shapeReader) fork() Reader {
+	c := *r
+	c.rng, c.pcg = copyRNG(r.pcg)
+	return &c
+}
 
 func (r *shapeReader) Next() (Request, error) {
 	need := r.rng.ExpFloat64() // cumulative intensity to the next arrival

@@ -111,6 +111,12 @@ func (r *sliceReader) Next() (Request, error) {
 
 func (r *sliceReader) Close() error { return nil }
 
+// fork is a copy of the pass at its position (forker).
+func (r *sliceReader) fork() Reader {
+	c := *r
+	return &c
+}
+
 // FromSlice is a Source over requests already in memory, which must be in
 // arrival order (it is not copied: do not modify it while passes run).
 func FromSlice(name string, duration float64, reqs []Request) Source {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/infscale/infscale/internal/membudget"
 )
@@ -34,6 +35,16 @@ type scaled struct {
 // Skipped is the skip count of the trace's pass (SkippedRows).
 func (r *scaled) Skipped() int64 { return SkippedRows(r.Reader) }
 
+// fork is a copy of the pass at its position (forker), nil when the
+// trace's pass cannot be copied.
+func (r *scaled) fork() Reader {
+	c := fork(r.Reader)
+	if c == nil {
+		return nil
+	}
+	return &scaled{Reader: c, k: r.k}
+}
+
 func (r *scaled) Next() (Request, error) {
 	q, err := r.Reader.Next()
 	q.Arrival /= r.k
@@ -54,6 +65,12 @@ func Window(s Source, start, end float64) Source {
 // (2^28 requests drawn to reach it) does not hold an interrupt for a
 // minute. WithContext around a pass does not see that skip: it happens
 // inside one Next.
+//
+// A trace whose pass can be copied at its position (a generated trace, one
+// held in memory: forker) is skipped once, by the first pass opened (the
+// others opened meanwhile wait for it), and every later pass starts from a
+// copy of where it stopped: the same requests, without drawing the ones
+// before start again. Another trace's passes each skip on their own.
 func WindowContext(ctx context.Context, s Source, start, end float64) Source {
 	d := 0.0
 	switch {
@@ -62,12 +79,33 @@ func WindowContext(ctx context.Context, s Source, start, end float64) Source {
 	case s.Duration > 0:
 		d = max(s.Duration-start, 0)
 	}
+	var mu sync.Mutex
+	var at *windowed // a pass stopped before the window's first request, never advanced; nil until one is
 	return NewSource(fmt.Sprintf("%s [%gs,%s)", s.Name, start, endString(end)), d, func() (Reader, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if at != nil {
+			return at.fork(), nil
+		}
 		r, err := s.Open()
 		if err != nil {
 			return nil, err
 		}
-		return &windowed{Reader: r, ctx: ctx, start: start, end: end}, nil
+		w := &windowed{Reader: r, ctx: ctx, start: start, end: end}
+		if start <= 0 {
+			return w, nil
+		}
+		if _, ok := r.(forker); !ok {
+			return w, nil
+		}
+		if err := w.skip(); err != nil {
+			r.Close()
+			return nil, err
+		}
+		if c, ok := w.fork().(*windowed); ok {
+			at = c
+		}
+		return w, nil
 	})
 }
 
@@ -82,32 +120,69 @@ type windowed struct {
 	Reader
 	ctx        context.Context
 	start, end float64
+	// head is the first request at or after start when held (skip read
+	// it), not yet served; eof when the trace ended before start.
+	head      Request
+	held, eof bool
 }
 
 // Skipped is the skip count of the trace's pass (SkippedRows), over the
 // whole file read so far, inside the window or not.
 func (r *windowed) Skipped() int64 { return SkippedRows(r.Reader) }
 
-func (r *windowed) Next() (Request, error) {
+// fork is a copy of the pass at its position (forker), nil when the
+// trace's pass cannot be copied.
+func (r *windowed) fork() Reader {
+	c := fork(r.Reader)
+	if c == nil {
+		return nil
+	}
+	w := *r
+	w.Reader = c
+	return &w
+}
+
+// skip reads up to the first request at or after start and holds it (eof
+// when there is none), looking at ctx every CheckEvery requests skipped.
+func (r *windowed) skip() error {
 	for skipped := 1; ; skipped++ {
 		q, err := r.Reader.Next()
+		if err == io.EOF {
+			r.eof = true
+			return nil
+		}
 		if err != nil {
-			return q, err
+			return err
 		}
-		if q.Arrival < r.start {
-			if skipped%CheckEvery == 0 {
-				if err := r.ctx.Err(); err != nil {
-					return Request{}, err
-				}
+		if q.Arrival >= r.start {
+			r.head, r.held = q, true
+			return nil
+		}
+		if skipped%CheckEvery == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
 			}
-			continue
 		}
-		if r.end > 0 && q.Arrival >= r.end {
-			return Request{}, io.EOF
-		}
-		q.Arrival -= r.start
-		return q, nil
 	}
+}
+
+func (r *windowed) Next() (Request, error) {
+	if !r.held && !r.eof {
+		if err := r.skip(); err != nil {
+			return Request{}, err
+		}
+	}
+	if r.eof {
+		return Request{}, io.EOF
+	}
+	q := r.head
+	r.held = false
+	if r.end > 0 && q.Arrival >= r.end {
+		r.eof = true
+		return Request{}, io.EOF
+	}
+	q.Arrival -= r.start
+	return q, nil
 }
 
 // ParseWindow reads a --window value: "START:END", "START:" or ":END" or
