@@ -683,6 +683,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return res.reconstructError(e.ctx, "backtest", err, st.Queried)
 	}
+	var notes strings.Builder // the memory budget's, said after the progress line
 	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
 		Progress: func(now, end float64) {
@@ -690,9 +691,11 @@ func (c *BacktestCmd) Run(e *env) error {
 				prog.Set(0.2 + 0.8*now/end) // the least advanced policy (replay.RunAll)
 			}
 		},
+		Size: replaySizer(&notes),
 	}}
 	rep, err := backtest.Run(e.ctx, w, cfg)
 	prog.Done()
+	fmt.Fprint(e.stderr, notes.String())
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}

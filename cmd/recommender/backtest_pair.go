@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/internal/status"
@@ -50,11 +51,13 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 	if err != nil {
 		return err
 	}
+	var notes strings.Builder // the memory budget's, said after the progress line
 	rep, err := backtest.RunPair(e.ctx, w, backtest.PairConfig{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP),
 		PD: replay.PDConfig{KVLinkBytesPerSecond: link},
 		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Timeline: c.Plot != "",
-			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }}})
+			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }, Size: replaySizer(&notes)}})
 	prog.Done()
+	fmt.Fprint(e.stderr, notes.String())
 	if err != nil {
 		if errors.Is(err, replay.ErrPDSLO) {
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)

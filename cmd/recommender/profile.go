@@ -121,6 +121,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	// throughput from the replica model alone, Little's law at the policy's
 	// target, read a queue:24 replica as 11 req/s where the replay holds
 	// about 3, and proposed no floor on a week built around a daily cycle.)
+	var notes strings.Builder // the memory budget's, said after each progress line
 	rcfg := func(label string) backtest.Config {
 		return backtest.Config{Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
@@ -129,6 +130,7 @@ func (c *ProfileCmd) Run(e *env) error {
 					prog.Printf("profile: %s %3.0f%%", label, 100*now/end)
 				}
 			},
+			Size: replaySizer(&notes),
 		}}
 	}
 	reactive.Name = c.Policy + " (reactive only)"
@@ -136,6 +138,8 @@ func (c *ProfileCmd) Run(e *env) error {
 	cfg.Policies = []replay.Policy{reactive}
 	rep, err := backtest.Run(e.ctx, w, cfg)
 	prog.Done()
+	fmt.Fprint(e.stderr, notes.String())
+	notes.Reset()
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -183,6 +187,7 @@ func (c *ProfileCmd) Run(e *env) error {
 			w2.Replicas = nil
 			more, err := backtest.Run(e.ctx, w2, cfg)
 			prog.Done()
+			fmt.Fprint(e.stderr, notes.String())
 			if err != nil {
 				return fmt.Errorf("profile: %w", err)
 			}

@@ -11,14 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
@@ -538,24 +536,13 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 	return res, errors.Join(uniq...)
 }
 
-// runEach runs the policies side by side, as many at once as the memory
-// budget holds at their backlog bound (replay.AtOnce, each replay of pools
-// pools; a note on w when that is fewer than the cores would run, or the
-// bound is lowered), each reporting its share of the trace to prog as
-// part i; it returns each policy's result and error by index. When the
-// budget holds fewer at the full bound, count (the trace's requests, up to
-// replay.MaxBacklog; 0 unknown) sizes them instead: no replay holds more
-// requests than the trace has.
+// runEach runs the policies side by side, as many at once and each with
+// the backlog bound planReplays gives for them (each replay of pools
+// pools; its note on w), each reporting its share of the trace to prog as
+// part i; it returns each policy's result and error by index. count
+// counts the trace's requests (traceCount) when the budget is tight.
 func runEach[P, R any](pols []P, cfg replay.Config, pools int, count func() int64, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
-	budget := replayBudget()
-	cores := min(len(pols), replayCores())
-	var requests int64
-	atOnce, backlog := replay.AtOnce(len(pols), pools, 0, budget.Available)
-	if atOnce < cores || backlog < replay.MaxBacklog {
-		requests = count()
-		atOnce, backlog = replay.AtOnce(len(pols), pools, requests, budget.Available)
-	}
-	noteAtOnce(w, cores, pools, requests, atOnce, backlog, budget)
+	atOnce, backlog := planReplays(w, len(pols), pools, count)
 	cfg.MaxBacklog = backlog
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))
@@ -578,69 +565,6 @@ func runEach[P, R any](pols []P, cfg replay.Config, pools int, count func() int6
 	}
 	wg.Wait()
 	return res, errs
-}
-
-// traceCount returns a func counting src's requests, up to
-// replay.MaxBacklog (past it a replay's bound is reached anyway); 0 when
-// the pass fails or ctx ends (the replays then report it).
-func traceCount(ctx context.Context, src trace.Source) func() int64 {
-	return func() int64 {
-		r, err := src.Open()
-		if err != nil {
-			return 0
-		}
-		defer r.Close()
-		rc := trace.WithContext(ctx, r)
-		var n int64
-		for n < replay.MaxBacklog {
-			if _, err := rc.Next(); err != nil {
-				if err == io.EOF {
-					return n
-				}
-				return 0
-			}
-			n++
-		}
-		return n
-	}
-}
-
-// replayBudget is the memory budget runEach sizes its replays to; a
-// variable for tests.
-var replayBudget = membudget.Now
-
-// replayCores is how many replays the machine runs at once
-// (GOMAXPROCS); a variable for tests.
-var replayCores = func() int { return runtime.GOMAXPROCS(0) }
-
-// noteAtOnce says on w, when runEach runs fewer than n replays at once
-// (atOnce; n the policies or the cores, the fewer: below that the run is
-// longer) or lowers their backlog bound below replay.MaxBacklog, why: the
-// bytes n replays at their bound would take against the budget's. A
-// lowered bound changes a policy's figures only where its backlog reaches
-// it, and its shed warning then says the bound was lowered. requests is
-// the trace's count when runEach sized the replays to it (0: not).
-func noteAtOnce(w io.Writer, n, pools int, requests int64, atOnce int, backlog int64, b membudget.Budget) {
-	mib := func(x int64) string { return strconv.FormatFloat(float64(x)/(1<<20), 'f', 1, 64) + " MiB" }
-	one := int64(pools) * replay.BacklogRequestBytes * replay.MaxBacklog
-	if requests > 0 && requests < replay.MaxBacklog && backlog == replay.MaxBacklog {
-		// Sized to the trace: its requests are what a replay holds at most.
-		one = int64(pools) * replay.BacklogRequestBytes * requests
-		if atOnce < n {
-			fmt.Fprintf(w, "note: %d replays of the trace's %d requests (%s each at most) would take more than the %s this process may still take (memory limit %s, GOMEMLIMIT): running %d at a time (the figures are the same, the run longer)\n",
-				n, requests, mib(one), mib(b.Available), mib(b.Limit), atOnce)
-		}
-		return
-	}
-	limit := "memory limit " + mib(b.Limit) + ", GOMEMLIMIT"
-	switch {
-	case backlog < replay.MaxBacklog:
-		fmt.Fprintf(w, "note: one replay at its backlog bound (%d requests in the system, %s) takes more than the %s this process may still take (%s): the policies run one at a time, each keeping at most %d requests in the system; a policy with more sheds the later arrivals (counted unserved, warned below); give the process more memory to replay with the full bound\n",
-			replay.MaxBacklog, mib(one), mib(b.Available), limit, backlog)
-	case atOnce < n:
-		fmt.Fprintf(w, "note: %d replays at their backlog bound (%d requests in the system, %s each) would take more than the %s this process may still take (%s): running %d at a time (the figures are the same, the run longer)\n",
-			n, replay.MaxBacklog, mib(one), mib(b.Available), limit, atOnce)
-	}
 }
 
 func fmtCost(p *float64) string {

@@ -137,16 +137,18 @@ func (c *TuneCmd) Run(e *env) error {
 		space = tune.ZeroSpace(time.Duration(serve.Zero.Cooldown))
 	}
 	prog := newTuneProgress(e.stderr, "tune: replays", c.Quiet)
-	var shed []string // said after the progress line, as simulate says them
+	var shed []string         // said after the progress line, as simulate says them
+	var notes strings.Builder // the memory budget's, said there too
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Space:      space,
-		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
+		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Size: replaySizer(&notes)},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
 		Baselines: tune.DefaultBaselines,
 		Progress:  prog.replays,
 		Warn:      func(msg string) { shed = append(shed, msg) },
 	})
 	prog.end(err)
+	fmt.Fprint(e.stderr, notes.String())
 	for _, msg := range shed {
 		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
 	}
@@ -455,15 +457,17 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		return err
 	}
 	prog := newTuneProgress(e.stderr, "tune: replays", c.Quiet)
-	var shed []string // said after the progress line, as simulate says them
+	var shed []string         // said after the progress line, as simulate says them
+	var notes strings.Builder // the memory budget's, said there too
 	rep, err := tune.RunPD(e.ctx, src, tune.Config{
-		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
+		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Size: replaySizer(&notes)},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Stress: stress,
 		Baselines: tune.PDBaselines,
 		Progress:  prog.replays,
 		Warn:      func(msg string) { shed = append(shed, msg) },
 	}, replay.PDConfig{KVLinkBytesPerSecond: link})
 	prog.end(err)
+	fmt.Fprint(e.stderr, notes.String())
 	for _, msg := range shed {
 		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
 	}

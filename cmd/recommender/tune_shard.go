@@ -214,11 +214,13 @@ func (c *TuneCmd) runShard(e *env) error {
 		// Minutes per target on a week: progress as a trace's tune shows
 		// it, per target (--quiet: none).
 		prog := newTuneProgress(e.stderr, "tune: "+t.Name+": replays", c.Quiet)
-		var shed []string // said after the progress line
+		var shed []string         // said after the progress line
+		var notes strings.Builder // the memory budget's, said there too
 		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: workers, Seed: c.Seed,
-			Progress: prog.replays,
-			Warn:     func(msg string) { shed = append(shed, msg) }})
+			Progress: prog.replays, Size: replaySizer(&notes),
+			Warn: func(msg string) { shed = append(shed, msg) }})
 		prog.end(err)
+		fmt.Fprint(e.stderr, notes.String())
 		for _, msg := range shed {
 			fmt.Fprintf(e.stderr, "warning: target %s: %s\n", t.Name, msg)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/trace"
@@ -82,3 +83,72 @@ func TestConfigMaxBacklog(t *testing.T) {
 		t.Errorf("default: backlog %d, err %v; want MaxBacklog %d", r.Backlog, err, MaxBacklog)
 	}
 }
+
+// TestRunAllSize: RunAll ran every policy at once at MaxBacklog whatever
+// the memory (backtest and profile: up to 512 MiB a policy, checked
+// against nothing). With Config.Size it asks once, for its 3 policies of
+// one pool and the trace's count (a 10-minute trace at 4 req/s: the
+// requests a pass of the test's own finds), and replays with the bound
+// it gives, 7 here, no more passes open at once than it says (1).
+func TestRunAllSize(t *testing.T) {
+	base := trace.Synthetic{Rate: 4, Duration: 600, Prompt: trace.Tokens{Lo: 100, Hi: 100}, Output: trace.Tokens{Lo: 50, Hi: 50}, Seed: 1}.Source()
+	var want int64
+	rd, _ := base.Open()
+	for _, err := rd.Next(); err == nil; _, err = rd.Next() {
+		want++
+	}
+	if want < 2000 || want > 2800 { // 2,400 expected
+		t.Fatalf("the trace has %d requests, want about 2,400", want)
+	}
+	var mu sync.Mutex
+	var open, most int
+	src := trace.NewSource(base.Name, base.Duration, func() (trace.Reader, error) {
+		r, err := base.Open()
+		mu.Lock()
+		defer mu.Unlock()
+		open++
+		most = max(most, open)
+		return closeHook{r, func() { mu.Lock(); open--; mu.Unlock() }}, err
+	})
+	calls := 0
+	cfg := Config{Model: referenceModel(t), Size: func(n, pools int, requests func() int64) (int, int64) {
+		calls++
+		if n != 3 || pools != 1 {
+			t.Errorf("Size(%d, %d): want 3 replays of 1 pool", n, pools)
+		}
+		if got := requests(); got != want {
+			t.Errorf("requests() = %d, want %d", got, want)
+		}
+		return 1, 7
+	}}
+	pols := make([]Policy, 3)
+	for i, s := range []string{"fixed:1", "fixed:2", "fixed:3"} {
+		var err error
+		if pols[i], err = ParsePolicy(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := RunAll(context.Background(), src, pols, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("Size called %d times, want once", calls)
+	}
+	if most != 1 {
+		t.Errorf("%d passes open at once, want Size's 1", most)
+	}
+	for _, r := range res {
+		if r.Backlog != 7 {
+			t.Errorf("%s: backlog bound %d, want Size's 7", r.Policy, r.Backlog)
+		}
+	}
+}
+
+// closeHook is a reader that calls done when closed.
+type closeHook struct {
+	trace.Reader
+	done func()
+}
+
+func (c closeHook) Close() error { c.done(); return c.Reader.Close() }

@@ -58,6 +58,14 @@ type Config struct {
 	// command that runs replays side by side lowers it when their queues
 	// would not fit its memory budget (AtOnce).
 	MaxBacklog int64
+	// Size, when set, sizes RunAll's and RunAllPD's replays to the memory
+	// a command may take, once before they start: given how many there
+	// are, each of pools pools (1; 2 for a P/D pair), and requests, which
+	// counts the trace's requests up to MaxBacklog (a pass over it; 0 when
+	// it fails), it returns how many run at once and each one's backlog
+	// bound (AtOnce's answer). Nil: all at once, each at MaxBacklog. Run
+	// does not read it.
+	Size func(n, pools int, requests func() int64) (atOnce int, backlog int64)
 
 	duration float64         // the trace's declared duration
 	ctx      context.Context // Run's, for controllers that search before the replay (optimal)
@@ -411,24 +419,38 @@ func (s *sim) replay(ctx context.Context) (Result, error) {
 	return s.res, nil
 }
 
-// RunAll replays src under every policy, each in its own goroutine, and
-// returns the results in policy order. Config.Progress, when set, is
-// called with the least advanced policy's share done (now/end, 1). Each replay is independent, so the
+// RunAll replays src under every policy, each in its own goroutine (as
+// many at once as Config.Size says), and returns the results in policy
+// order. Config.Progress, when set, is called with the least advanced
+// policy's share done (now/end, 1). Each replay is independent, so the
 // results are the same whatever the parallelism. The first error wins.
 func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
-	return runAll(len(pols), cfg, func(i int, cfg Config) (Result, error) { return Run(ctx, src, pols[i], cfg) })
+	return runAll(ctx, src, len(pols), 1, cfg, func(i int, cfg Config) (Result, error) { return Run(ctx, src, pols[i], cfg) })
 }
 
 // RunAllPD is RunAll for P/D pairs: src replayed under every pair policy
 // (RunPD with pd), in policy order, with RunAll's progress and errors.
 func RunAllPD(ctx context.Context, src trace.Source, pols []PDPolicy, cfg Config, pd PDConfig) ([]PDResult, error) {
-	return runAll(len(pols), cfg, func(i int, cfg Config) (PDResult, error) { return RunPD(ctx, src, pols[i], cfg, pd) })
+	return runAll(ctx, src, len(pols), 2, cfg, func(i int, cfg Config) (PDResult, error) { return RunPD(ctx, src, pols[i], cfg, pd) })
 }
 
-// runAll runs run(i, cfg) for i in [0, n), each in its own goroutine,
-// cfg's Progress reporting the least advanced run's share; the results in
-// order, or the first error.
-func runAll[R any](n int, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
+// runAll runs run(i, cfg) for i in [0, n), each in its own goroutine, as
+// many at once and with the backlog bound cfg.Size gives for n replays of
+// pools pools over src (all, MaxBacklog without it), cfg's Progress
+// reporting the least advanced run's share; the results in order, or the
+// first error.
+func runAll[R any](ctx context.Context, src trace.Source, n, pools int, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
+	atOnce := n
+	if cfg.Size != nil {
+		atOnce, cfg.MaxBacklog = cfg.Size(n, pools, func() int64 {
+			c, err := trace.Count(ctx, src, MaxBacklog)
+			if err != nil {
+				return 0
+			}
+			return c
+		})
+	}
+	slots := make(chan struct{}, max(atOnce, 1))
 	res := make([]R, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -450,6 +472,8 @@ func runAll[R any](n int, cfg Config, run func(i int, cfg Config) (R, error)) ([
 			}
 		}
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			if res[i], errs[i] = run(i, cfg); errs[i] == nil && cfg.Progress != nil {
 				cfg.Progress(1, 1) // done
 			}

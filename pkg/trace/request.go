@@ -90,6 +90,29 @@ func Check(ctx context.Context, s Source) (n int64, last float64, err error) {
 	return n, last, nil
 }
 
+// Count is the number of s's requests, at most limit (the pass stops
+// there: a replay's backlog bound need not read the rest), or the pass's
+// first error (ErrEmpty is not one: 0; ctx's once it is done, looked at
+// every CheckEvery requests).
+func Count(ctx context.Context, s Source, limit int64) (int64, error) {
+	r, err := s.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	r = WithContext(ctx, r)
+	var n int64
+	for n < limit {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // sliceReader serves requests from memory (sorted traces, tests).
 type sliceReader struct {
 	reqs    []Request

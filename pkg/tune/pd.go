@@ -70,6 +70,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	if !(budget >= 0 && budget <= 100) {
 		return PDReport{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
+	cfg = cfg.sized(ctx, src, 2)
 	pr, err := prepare(ctx, src, cfg)
 	if err != nil {
 		return PDReport{}, err

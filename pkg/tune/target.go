@@ -107,6 +107,10 @@ type TargetOptions struct {
 	// Workers is the replays run at once [1: one core, beside serve's
 	// decisions].
 	Workers int
+	// Size, when set, is Config.Replay.Size: it sizes the replays to the
+	// process's memory (fewer at once than Workers, or a lowered backlog
+	// bound) [none: Workers at once, each at replay.MaxBacklog].
+	Size func(n, pools int, requests func() int64) (atOnce int, backlog int64)
 	// Seed draws the arrivals within a step and the burst copies [1].
 	Seed uint64
 	// Space is the search space [DefaultSpace].
@@ -317,7 +321,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
-		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
+		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Size: o.Size},
 		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress, Warn: o.Warn,
 	})
 	if err != nil {

@@ -127,6 +127,31 @@ func (c Config) defaults() Config {
 	return c
 }
 
+// sized is c with Workers and Replay.MaxBacklog as Replay.Size gives
+// them for Workers replays at once, each of pools pools, over src (c as
+// it is without Size). No replay holds more requests than the largest
+// copy of src it replays: src's, times the largest bursts stress rounded
+// up (AmplifyBursts copies a request at most ceil(k) - 1 times; rate and
+// gaps copies keep the count).
+func (c Config) sized(ctx context.Context, src trace.Source, pools int) Config {
+	if c.Replay.Size == nil {
+		return c
+	}
+	k := 1.0
+	for _, s := range c.Stress {
+		k = max(k, math.Ceil(s.Bursts))
+	}
+	c.Workers, c.Replay.MaxBacklog = c.Replay.Size(c.Workers, pools, func() int64 {
+		n, err := trace.Count(ctx, src, replay.MaxBacklog)
+		if err != nil {
+			return 0
+		}
+		return min(int64(float64(n)*k), replay.MaxBacklog)
+	})
+	c.Workers = max(c.Workers, 1)
+	return c
+}
+
 // Run tunes on src. Errors: an empty or unreadable trace, an invalid
 // setting, or ctx's error.
 func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
@@ -138,6 +163,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if !(budget >= 0 && budget <= 100) {
 		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
+	cfg = cfg.sized(ctx, src, 1)
 	pr, err := prepare(ctx, src, cfg)
 	if err != nil {
 		return Report{}, err

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
+)
+
+// TestTuneMemoryBudget: tune ran --workers replays at once, each at the
+// full backlog bound (512 MiB), checked against nothing; now as simulate
+// does (planReplays). With the bound lowered to 1000 requests a replay
+// takes at most 1000 x 32 = 32,000 bytes (the trace's 48,000 requests are
+// more): a budget of 70,000 bytes holds 2 of --workers 3 at once, the
+// report the same as with no limit; one of 16,000 not even one, so one
+// at a time with the bound 16,000 / 32 = 500 rounded down to a power of
+// two, 256, and a candidate held to one replica (about 10 of these
+// requests a second against 40) is warned of as lowered.
+func TestTuneMemoryBudget(t *testing.T) {
+	lowerBacklog(t, 1000)
+	args := []string{"tune", "--trace", "synthetic:poisson,rate=40,duration=20m,prompt=2000,output=400,seed=1",
+		"--stress", "none", "--workers", "3", "--output", "json", "--quiet"}
+	free, freeErr := simUnder(t, args, 1<<62)
+	if strings.Contains(freeErr, "note:") {
+		t.Errorf("no limit: stderr %q; want no note of the budget", freeErr)
+	}
+	two, twoErr := simUnder(t, args, 70_000)
+	if two != free {
+		t.Errorf("2 at a time: the report differs from the one with no limit")
+	}
+	if !strings.Contains(twoErr, "note: 3 replays at their backlog bound (1000 requests in the system, 0.0 MiB each) would take more than the 0.1 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): running 2 at a time (the figures are the same, the run longer)\n") {
+		t.Errorf("2 at a time: stderr %q; want the note running 2 at a time", twoErr)
+	}
+	_, lowErr := simUnder(t, args, 16_000)
+	if !strings.Contains(lowErr, "note: one replay at its backlog bound (1000 requests in the system, 0.0 MiB) takes more than the 0.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): the policies run one at a time, each keeping at most 256 requests in the system") {
+		t.Errorf("low budget: stderr %q; want the note naming 256 requests", lowErr)
+	}
+	if !strings.Contains(lowErr, "(the replay's memory bound, lowered from 1000 to what the process's memory holds: give it more to replay with the full bound)") {
+		t.Errorf("low budget: stderr %q; want a shed warning saying the bound was lowered", lowErr)
+	}
+}
+
+// TestBacktestProfileMemoryBudget: backtest and profile ran every policy
+// (and the actual timeline) at once at the full bound, checked against
+// nothing; now as simulate does. With the bound lowered to 1000 requests
+// (32,000 bytes a replay; a 6-hour history holds more requests) and
+// 16,000 bytes free, not even one fits: one at a time, each keeping at
+// most 256 requests (16,000 / 32 = 500, down to a power of two), said
+// once after the progress line, and fixed:0 (no replica: every request
+// held) warned of at the lowered bound. profile (a day) says the same.
+func TestBacktestProfileMemoryBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 2, Scrape: 2 * time.Minute})
+	lowerBacklog(t, 1000)
+	span := func(h time.Duration) []string {
+		return []string{"--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+			"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.Start.Add(h).Unix()), "--step", "2m"}
+	}
+	const note = "note: one replay at its backlog bound (1000 requests in the system, 0.0 MiB) takes more than the 0.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): the policies run one at a time, each keeping at most 256 requests in the system"
+	_, stderr := simUnder(t, append([]string{"backtest", "--quiet", "--policy", "fixed:0", "--policy", "queue:24"}, span(6*time.Hour)...), 16_000)
+	if strings.Count(stderr, note) != 1 {
+		t.Errorf("backtest: stderr %q\nwant the note naming 256 requests once", stderr)
+	}
+	if !strings.Contains(stderr, "warning: fixed:0: 256 requests were in the system") || !strings.Contains(stderr, "lowered from 1000 to what the process's memory holds") {
+		t.Errorf("backtest: stderr %q\nwant fixed:0's shed warning at 256, saying the bound was lowered", stderr)
+	}
+	_, stderr = simUnder(t, append([]string{"profile", "--policy", "queue:24,max=1"}, span(24*time.Hour)...), 16_000)
+	if !strings.Contains(stderr, note) {
+		t.Errorf("profile: stderr %q\nwant the note naming 256 requests", stderr)
+	}
+}
