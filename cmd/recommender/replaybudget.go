@@ -59,6 +59,16 @@ func traceCount(ctx context.Context, src trace.Source) func() int64 {
 	}
 }
 
+// countOr is traceCount unless requests, src's count read already (simulate's
+// up-front scan of a file or a --window), is known (> 0): that, up to
+// replay.MaxBacklog, without a second pass.
+func countOr(ctx context.Context, src trace.Source, requests int64) func() int64 {
+	if requests > 0 {
+		return func() int64 { return min(requests, replay.MaxBacklog) }
+	}
+	return traceCount(ctx, src)
+}
+
 // replayBudget is the memory budget planReplays sizes replays to; a
 // variable for tests.
 var replayBudget = membudget.Now

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
+	"github.com/infscale/infscale/pkg/trace"
 )
 
 // TestTuneMemoryBudget: tune ran --workers replays at once, each at the
@@ -72,5 +77,40 @@ func TestBacktestProfileMemoryBudget(t *testing.T) {
 	_, stderr = simUnder(t, append([]string{"profile", "--policy", "queue:24,max=1"}, span(24*time.Hour)...), 16_000)
 	if !strings.Contains(stderr, note) {
 		t.Errorf("profile: stderr %q\nwant the note naming 256 requests", stderr)
+	}
+}
+
+// TestSimulateCountsOnce: under a budget that holds fewer replays than
+// the cores, simulate counted a file trace's requests with a pass of its
+// own, after the up-front scan had read every row (a 3-million-row CSV
+// read 6 times, now 5). source returns the scan's count, the requests
+// the replays read: the file's 5 rows (arrivals 0 to 40 s), 2 of them in
+// --window 15:35 (20 and 30); countOr gives it without opening the trace,
+// and counts it (traceCount) only when the scan did not (0).
+func TestSimulateCountsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "five.csv")
+	if err := os.WriteFile(path, []byte("arrival_s,prompt_tokens,output_tokens\n0,10,5\n10,10,5\n20,10,5\n30,10,5\n40,10,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		window string
+		want   int64
+	}{{"", 5}, {"15:35", 2}} {
+		sim := SimulateCmd{Trace: path, Window: c.window, RateScale: 1, Period: time.Second}
+		_, n, err := sim.source(context.Background(), io.Discard)
+		if err != nil || n != c.want {
+			t.Errorf("--window %q: source counted %d, %v; want %d", c.window, n, err, c.want)
+		}
+	}
+	opened := 0
+	src := trace.NewSource("five.csv", 40, func() (trace.Reader, error) {
+		opened++
+		return trace.FromSlice("five", 40, make([]trace.Request, 5)).Open()
+	})
+	if n := countOr(context.Background(), src, 2)(); n != 2 || opened != 0 {
+		t.Errorf("countOr(2) = %d after %d passes; want 2 without one", n, opened)
+	}
+	if n := countOr(context.Background(), src, 0)(); n != 5 || opened != 1 {
+		t.Errorf("countOr(0) = %d after %d passes; want 5 after one", n, opened)
 	}
 }

@@ -70,7 +70,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err := c.seedUsed(e.given); err != nil {
 		return err
 	}
-	src, err := c.source(e.ctx, e.stderr)
+	src, requests, err := c.source(e.ctx, e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
@@ -140,10 +140,10 @@ func (c *SimulateCmd) Run(e *env) error {
 		if e.given["gpu-hour-price"] {
 			return invalidf("--gpu-hour-price with --pd: not supported yet (the P/D table reports replica-min per pool, no GPU cost); drop it")
 		}
-		return c.runPD(e, src, cfg, model)
+		return c.runPD(e, src, requests, cfg, model)
 	}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	results, err := c.runAll(e.ctx, src, pols, cfg, e.stderr, prog)
+	results, err := c.runAll(e.ctx, src, requests, pols, cfg, e.stderr, prog)
 	prog.Done()
 	if err != nil {
 		var pe *fs.PathError
@@ -212,30 +212,32 @@ func plotDirOK(path string) error {
 // source opens the trace with its transforms; a file is read once here to
 // report a bad row before the parallel passes start (ending once ctx is
 // done), and the rows it skips (BurstGPT's with Request tokens 0) are
-// noted on w.
-func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, error) {
+// noted on w. requests is the replay's requests (within --window) that
+// read counted, 0 when there was none (a generated trace, whole).
+func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, int64, error) {
 	opts := trace.Options{Seed: c.Seed, Sort: c.Sort}
+	var requests int64
 	if !(c.RateScale > 0) || math.IsInf(c.RateScale, 0) {
-		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
+		return trace.Source{}, 0, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
 	}
 	opts.RateScale = c.RateScale
 	var a, b float64 // --window's [a, b) (b 0: to the end), applied below
 	if c.Window != "" {
 		var err error
 		if a, b, err = trace.ParseWindow(c.Window); err != nil {
-			return trace.Source{}, invalidf("--window: %v", err)
+			return trace.Source{}, 0, invalidf("--window: %v", err)
 		}
 	}
 	src, err := trace.ParseContext(ctx, c.Trace, opts)
 	if err != nil {
-		return trace.Source{}, invalidf("--trace: %v", err)
+		return trace.Source{}, 0, invalidf("--trace: %v", err)
 	}
 	file := c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") // a file, even one named reference*.csv
 	if !file && c.Window == "" {
 		// A spec that draws no request (synthetic:step,low=0,high=0) is
 		// refused once here, as an empty file is, not once per policy.
 		if err := firstRequest(src); err != nil {
-			return trace.Source{}, invalidf("--trace: %v", err)
+			return trace.Source{}, 0, invalidf("--trace: %v", err)
 		}
 	}
 	if file || c.Window != "" {
@@ -243,8 +245,9 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 		// and a window is checked against the trace before any replay.
 		first, last, in, skipped, err := scanTrace(ctx, src, a, b, 0)
 		if err != nil {
-			return trace.Source{}, invalidf("--trace: %v", err)
+			return trace.Source{}, 0, invalidf("--trace: %v", err)
 		}
+		requests = in
 		within := ""
 		if c.Window != "" {
 			within = "--window"
@@ -254,11 +257,11 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 			src.Duration = last
 		}
 		if err := c.checkFileSpan(src, first, last); err != nil {
-			return trace.Source{}, err
+			return trace.Source{}, 0, err
 		}
 		if c.Window != "" {
 			if err := c.checkWindow(src, a, b, in); err != nil {
-				return trace.Source{}, err
+				return trace.Source{}, 0, err
 			}
 			if b > src.Duration {
 				// The trace records nothing past its end: a window reaching
@@ -274,9 +277,9 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 	// its timeline empty.
 	if period := c.Period.Seconds(); c.RateScale != 1 && period > 0 && !(src.Duration >= period) {
 		if c.Window != "" {
-			return trace.Source{}, invalidf("--rate-scale %g with --window %s: the replay spans %.3g s, less than one --period (%s), so no policy would decide; want a span of at least one period", c.RateScale, c.Window, src.Duration, c.Period)
+			return trace.Source{}, 0, invalidf("--rate-scale %g with --window %s: the replay spans %.3g s, less than one --period (%s), so no policy would decide; want a span of at least one period", c.RateScale, c.Window, src.Duration, c.Period)
 		}
-		return trace.Source{}, invalidf("--rate-scale %g: the trace's %.4g s compress to %.3g s, less than one --period (%s), so no policy would decide; want a factor > 0 and at most %.4g (the trace's span / the period)",
+		return trace.Source{}, 0, invalidf("--rate-scale %g: the trace's %.4g s compress to %.3g s, less than one --period (%s), so no policy would decide; want a factor > 0 and at most %.4g (the trace's span / the period)",
 			c.RateScale, src.Duration*c.RateScale, src.Duration, c.Period, src.Duration*c.RateScale/period)
 	}
 	// Stretched (a factor below 1) past what a replay covers: one error
@@ -286,10 +289,10 @@ func (c *SimulateCmd) source(ctx context.Context, w io.Writer) (trace.Source, er
 		if c.RateScale == 1 {
 			what = "--trace"
 		}
-		return trace.Source{}, invalidf("%s: the replay spans %.3g s, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): raise the factor, cut the trace with --window, or lengthen --period",
+		return trace.Source{}, 0, invalidf("%s: the replay spans %.3g s, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): raise the factor, cut the trace with --window, or lengthen --period",
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
-	return src, nil
+	return src, requests, nil
 }
 
 // seedUsed refuses a given --seed that no trace would draw from: a trace
@@ -518,9 +521,10 @@ func progressLabel(n int) string {
 }
 
 // runAll replays src under each of pols (runEach: notes on w), the errors
-// joined, each once.
-func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, w io.Writer, prog *status.Progress) ([]replay.Result, error) {
-	res, errs := runEach(pols, cfg, 1, traceCount(ctx, src), w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
+// joined, each once; requests is src's count when source read it (0:
+// counted when the budget needs it).
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, requests int64, pols []replay.Policy, cfg replay.Config, w io.Writer, prog *status.Progress) ([]replay.Result, error) {
+	res, errs := runEach(pols, cfg, 1, countOr(ctx, src, requests), w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
 		return replay.Run(ctx, src, p, cfg)
 	})
 	// Every policy reads the same trace: one bad row is one error, not one

@@ -41,7 +41,7 @@ func kvLink(flag string, m *replica.Replica) (float64, error) {
 }
 
 // runPD is simulate --pd: every policy on a P/D pair of the replica.
-func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *replica.Replica) error {
+func (c *SimulateCmd) runPD(e *env, src trace.Source, requests int64, cfg replay.Config, model *replica.Replica) error {
 	link, err := kvLink(c.KVLink, model)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 	}
 	pd := replay.PDConfig{KVLinkBytesPerSecond: link}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	res, errs := runEach(pols, cfg, 2, traceCount(e.ctx, src), e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
+	res, errs := runEach(pols, cfg, 2, countOr(e.ctx, src, requests), e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
 		return replay.RunPD(e.ctx, src, p, cfg, pd)
 	})
 	prog.Done()

@@ -191,7 +191,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 			return trace.Source{}, tune.Serve{}, err
 		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, Sort: c.Sort, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
-		src, err := sim.source(e.ctx, e.stderr)
+		src, _, err := sim.source(e.ctx, e.stderr)
 		if err == nil {
 			err = checkPeriodSpan(e.given, c.Period, src.Duration)
 		}
