@@ -64,11 +64,12 @@ func (o OnOff) String() string {
 
 // Source generates the traffic; every pass yields the same requests.
 func (o OnOff) Source() Source {
+	expected := o.Rate * o.Duration // the burst rate makes the mean Rate
 	src := NewSource(o.String(), o.Duration, func() (Reader, error) {
 		rng, pcg := newRNG(o.Seed)
-		return &onoffReader{o: o, rng: rng, pcg: pcg}, nil
+		return capDraws(&onoffReader{o: o, rng: rng, pcg: pcg}, o.String(), expected), nil
 	})
-	src.expected = o.Rate * o.Duration // the burst rate makes the mean Rate
+	src.expected = expected
 	return src
 }
 

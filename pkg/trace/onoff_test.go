@@ -175,7 +175,7 @@ func TestOnOffStreams(t *testing.T) {
 		if _, err := rd.Next(); err != nil {
 			t.Fatal(err)
 		}
-		most = max(most, rd.(*onoffReader).held())
+		most = max(most, rd.(*capped).Reader.(*onoffReader).held())
 	}
 	if most > 20000 {
 		t.Errorf("the reader held %d requests at once, want about 5,000 (those of the bursts within the spread)", most)

@@ -138,19 +138,62 @@ const MaxGenerated = MaxTraceBytes / 16
 
 // generatedBound refuses a generated trace spec that draws more than
 // MaxGenerated requests on average, before a request is drawn, naming the
-// spec, its expected count and what to lower.
+// spec, its expected count and what to lower. A spec just under it may
+// still draw more (an on-off trace's bursts and gaps: rate=50,duration=2h
+// drew 12% above its mean): its passes stop there (capDraws).
 func generatedBound(spec string, expected float64) error {
 	if !(expected > MaxGenerated) {
 		return nil
 	}
-	lower := "rate= or duration="
+	return fmt.Errorf("trace %q draws about %.3g requests (its rate over its duration), more than the %d a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row); lower %s", spec, expected, int64(MaxGenerated), lowerKeys(spec))
+}
+
+// lowerKeys names the keys of a generated trace spec that lower its count.
+func lowerKeys(spec string) string {
 	switch name, _, _ := strings.Cut(strings.TrimPrefix(spec, "synthetic:"), ","); name {
 	case "step":
-		lower = "low=, high= (or for=) or duration="
+		return "low=, high= (or for=) or duration="
 	case "diurnal":
-		lower = "trough=, peak= or duration="
+		return "trough=, peak= or duration="
 	}
-	return fmt.Errorf("trace %q draws about %.3g requests (its rate over its duration), more than the %d a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row); lower %s", spec, expected, int64(MaxGenerated), lower)
+	return "rate= or duration="
+}
+
+// capDraws is r, a pass over the generated trace spec whose mean count is
+// expected, that ends with an error naming the spec once it would draw
+// more than MaxGenerated requests: the bound holds for what is drawn, not
+// only on average.
+func capDraws(r Reader, spec string, expected float64) Reader {
+	return &capped{Reader: r, spec: spec, expected: expected, most: MaxGenerated}
+}
+
+type capped struct {
+	Reader
+	spec     string
+	expected float64
+	n, most  int64
+}
+
+func (c *capped) Next() (Request, error) {
+	q, err := c.Reader.Next()
+	if err != nil {
+		return q, err
+	}
+	if c.n++; c.n > c.most {
+		return Request{}, fmt.Errorf("trace %q drew more than %d requests, the most a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row), though its rate over its duration is about %.3g: its draws ran above their mean; lower %s", c.spec, c.most, c.expected, lowerKeys(c.spec))
+	}
+	return q, nil
+}
+
+// fork is a copy of the pass at its position (forker), its count with it.
+func (c *capped) fork() Reader {
+	r := fork(c.Reader)
+	if r == nil {
+		return nil
+	}
+	d := *c
+	d.Reader = r
+	return &d
 }
 
 func fileSource(name string, open func(string) (Reader, error)) (Source, error) {

@@ -46,11 +46,12 @@ func (s Shape) End() float64 {
 // same requests. Arrivals come from inverting the cumulative rate: each gap
 // is an Exp(1) draw of cumulative intensity, then the token lengths are drawn.
 func (s Shape) Source(name string, seed uint64) Source {
+	expected := s.Expected()
 	src := NewSource(name, s.End(), func() (Reader, error) {
 		rng, pcg := newRNG(seed)
-		return &shapeReader{shape: s, rng: rng, pcg: pcg}, nil
+		return capDraws(&shapeReader{shape: s, rng: rng, pcg: pcg}, name, expected), nil
 	})
-	src.expected = s.Expected()
+	src.expected = expected
 	return src
 }
 
