@@ -20,28 +20,46 @@ import (
 // when that is fewer than the cores would run (replayCores) or the bound
 // is lowered, sized again to the trace's requests (count: up to
 // replay.MaxBacklog; 0 unknown), no replay holding more requests than the
-// trace has. It returns how many run at once and each one's bound, and
-// says why on w when either costs something (noteAtOnce).
-func planReplays(w io.Writer, n, pools int, count func() int64) (atOnce int, backlog int64) {
+// trace has. optimal's search replays its seed policies side by side, as
+// many as the cores, each a replay's worth: unless the budget holds the n
+// replays and those cores - 1 more at once, its seeds run one at a time
+// (SearchAtOnce 1: the same schedule, found more slowly), so that an
+// optimal replay takes one replay's memory, as counted. It returns the
+// sizing and says why on w when running fewer or a lowered bound costs
+// something (noteAtOnce).
+func planReplays(w io.Writer, n, pools int, count func() int64) replay.Sizing {
 	budget := replayBudget()
-	cores := min(n, replayCores())
+	cores := replayCores()
 	var requests int64
-	atOnce, backlog = replay.AtOnce(n, pools, 0, budget.Available)
-	if atOnce < cores || backlog < replay.MaxBacklog {
+	atOnce, backlog := replay.AtOnce(n, pools, 0, budget.Available)
+	if atOnce < min(n, cores) || backlog < replay.MaxBacklog {
 		if count != nil {
 			requests = count()
 		}
 		atOnce, backlog = replay.AtOnce(n, pools, requests, budget.Available)
 	}
-	noteAtOnce(w, cores, pools, requests, atOnce, backlog, budget)
-	return atOnce, backlog
+	noteAtOnce(w, min(n, cores), pools, requests, atOnce, backlog, budget)
+	s := replay.Sizing{AtOnce: atOnce, Backlog: backlog}
+	fits := func(m int) bool {
+		k, b := replay.AtOnce(m, pools, requests, budget.Available)
+		return k >= m && b == replay.MaxBacklog
+	}
+	if cores > 1 && !fits(n+cores-1) {
+		if requests == 0 && count != nil {
+			requests = count()
+		}
+		if !fits(n + cores - 1) {
+			s.SearchAtOnce = 1
+		}
+	}
+	return s
 }
 
 // replaySizer is planReplays as replay.Config.Size takes it (backtest and
 // profile, through replay.RunAll), its note kept in notes to be said after
 // the progress line.
-func replaySizer(notes *strings.Builder) func(n, pools int, requests func() int64) (int, int64) {
-	return func(n, pools int, requests func() int64) (int, int64) {
+func replaySizer(notes *strings.Builder) func(n, pools int, requests func() int64) replay.Sizing {
+	return func(n, pools int, requests func() int64) replay.Sizing {
 		return planReplays(notes, n, pools, requests)
 	}
 }

@@ -114,3 +114,26 @@ func TestSimulateCountsOnce(t *testing.T) {
 		t.Errorf("countOr(0) = %d after %d passes; want 5 after one", n, opened)
 	}
 }
+
+// TestPlanReplaysSearch: optimal's search replayed its seed policies as
+// many at once as the cores, each holding a replay's backlog, while the
+// budget counted it as one replay (-p optimal --slo-ttft 0.01s on 10
+// minutes at 3,000 req/s under GOMEMLIMIT=140MiB peaked at 180.5 MB).
+// With the bound at 1000 requests (32,000 bytes a replay) and 2 cores,
+// one optimal replay and its second seed take 64,000: a budget of 70,000
+// holds them (SearchAtOnce 0: the cores), one of 50,000 does not, so its
+// seeds run one at a time (1), the replay itself still at the full bound.
+func TestPlanReplaysSearch(t *testing.T) {
+	lowerBacklog(t, 1000)
+	count := func() int64 { return 48_000 }
+	for _, c := range []struct {
+		avail int64
+		want  int
+	}{{70_000, 0}, {50_000, 1}} {
+		budgetFor(t, c.avail)
+		replayCores = func() int { return 2 }
+		if s := planReplays(io.Discard, 1, 1, count); s.SearchAtOnce != c.want || s.AtOnce != 1 || s.Backlog != 1000 {
+			t.Errorf("budget %d: %+v; want 1 at once at the bound 1000, SearchAtOnce %d", c.avail, s, c.want)
+		}
+	}
+}

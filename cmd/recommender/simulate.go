@@ -546,11 +546,11 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, requests int
 // part i; it returns each policy's result and error by index. count
 // counts the trace's requests (traceCount) when the budget is tight.
 func runEach[P, R any](pols []P, cfg replay.Config, pools int, count func() int64, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
-	atOnce, backlog := planReplays(w, len(pols), pools, count)
-	cfg.MaxBacklog = backlog
+	s := planReplays(w, len(pols), pools, count)
+	cfg.MaxBacklog, cfg.SearchAtOnce = s.Backlog, s.SearchAtOnce
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))
-	slots := make(chan struct{}, max(atOnce, 1))
+	slots := make(chan struct{}, max(s.AtOnce, 1))
 	var wg sync.WaitGroup
 	for i, p := range pols {
 		cfg := cfg

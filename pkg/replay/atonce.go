@@ -8,6 +8,16 @@ import "math/bits"
 // 512 MiB.
 const BacklogRequestBytes = 32
 
+// Sizing is how a command runs its replays within its memory
+// (Config.Size): AtOnce of them at once, each with the backlog bound
+// Backlog (Config.MaxBacklog) and optimal's search with SearchAtOnce seeds
+// at once (Config.SearchAtOnce; 0: GOMAXPROCS).
+type Sizing struct {
+	AtOnce       int
+	Backlog      int64
+	SearchAtOnce int
+}
+
 // AtOnce is how many of n replays a command runs side by side within
 // avail bytes (membudget.Budget.Available), each of pools pools (1; 2 for a
 // prefill/decode pair, each pool with its own bound), and the backlog

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -111,7 +112,7 @@ func TestRunAllSize(t *testing.T) {
 		return closeHook{r, func() { mu.Lock(); open--; mu.Unlock() }}, err
 	})
 	calls := 0
-	cfg := Config{Model: referenceModel(t), Size: func(n, pools int, requests func() int64) (int, int64) {
+	cfg := Config{Model: referenceModel(t), Size: func(n, pools int, requests func() int64) Sizing {
 		calls++
 		if n != 3 || pools != 1 {
 			t.Errorf("Size(%d, %d): want 3 replays of 1 pool", n, pools)
@@ -119,7 +120,7 @@ func TestRunAllSize(t *testing.T) {
 		if got := requests(); got != want {
 			t.Errorf("requests() = %d, want %d", got, want)
 		}
-		return 1, 7
+		return Sizing{AtOnce: 1, Backlog: 7}
 	}}
 	pols := make([]Policy, 3)
 	for i, s := range []string{"fixed:1", "fixed:2", "fixed:3"} {
@@ -152,3 +153,24 @@ type closeHook struct {
 }
 
 func (c closeHook) Close() error { c.done(); return c.Reader.Close() }
+
+// TestSearchAtOnceSameResult: optimal's seeds are each judged against
+// the schedule to beat alone, so running them one at a time (what a tight
+// memory budget asks, Config.SearchAtOnce 1) finds the same schedule and
+// the same result as side by side.
+func TestSearchAtOnceSameResult(t *testing.T) {
+	src := trace.Synthetic{Rate: 20, Duration: 900, Prompt: trace.Tokens{Lo: 200, Hi: 400}, Output: trace.Tokens{Lo: 100, Hi: 300}, Seed: 3}.Source()
+	pol, err := ParsePolicy("optimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res [2]Result
+	for i, n := range []int{0, 1} {
+		if res[i], err = Run(context.Background(), src, pol, Config{Model: referenceModel(t), SearchAtOnce: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(res[0], res[1]) {
+		t.Errorf("SearchAtOnce 1: %+v\nwant as with the cores: %+v", res[1], res[0])
+	}
+}

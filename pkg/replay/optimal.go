@@ -203,7 +203,11 @@ func seedSchedules(ctx context.Context, e env, bar scheduleResult, prog func(flo
 	var mu sync.Mutex
 	finished := 0
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	atOnce := runtime.GOMAXPROCS(0)
+	if e.cfg.SearchAtOnce > 0 {
+		atOnce = e.cfg.SearchAtOnce
+	}
+	sem := make(chan struct{}, max(atOnce, 1))
 	for i, spec := range OptimalSeeds {
 		pol, err := ParsePolicy(spec)
 		if err != nil {

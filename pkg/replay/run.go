@@ -58,14 +58,20 @@ type Config struct {
 	// command that runs replays side by side lowers it when their queues
 	// would not fit its memory budget (AtOnce).
 	MaxBacklog int64
+	// SearchAtOnce is the most seed policies optimal's hindsight search
+	// replays side by side [0: GOMAXPROCS]. Each seed holds a replay's
+	// backlog, so a search at GOMAXPROCS takes that many replays' memory
+	// at most (a far-short seed is replayed to the end when the schedule
+	// to beat misses as much); which seeds run together changes nothing.
+	SearchAtOnce int
 	// Size, when set, sizes RunAll's and RunAllPD's replays to the memory
 	// a command may take, once before they start: given how many there
 	// are, each of pools pools (1; 2 for a P/D pair), and requests, which
 	// counts the trace's requests up to MaxBacklog (a pass over it; 0 when
-	// it fails), it returns how many run at once and each one's backlog
-	// bound (AtOnce's answer). Nil: all at once, each at MaxBacklog. Run
-	// does not read it.
-	Size func(n, pools int, requests func() int64) (atOnce int, backlog int64)
+	// it fails), it returns how many run at once, each one's backlog bound
+	// and SearchAtOnce. Nil: all at once, each at MaxBacklog. Run does not
+	// read it.
+	Size func(n, pools int, requests func() int64) Sizing
 
 	duration float64         // the trace's declared duration
 	ctx      context.Context // Run's, for controllers that search before the replay (optimal)
@@ -442,13 +448,14 @@ func RunAllPD(ctx context.Context, src trace.Source, pols []PDPolicy, cfg Config
 func runAll[R any](ctx context.Context, src trace.Source, n, pools int, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
 	atOnce := n
 	if cfg.Size != nil {
-		atOnce, cfg.MaxBacklog = cfg.Size(n, pools, func() int64 {
+		s := cfg.Size(n, pools, func() int64 {
 			c, err := trace.Count(ctx, src, MaxBacklog)
 			if err != nil {
 				return 0
 			}
 			return c
 		})
+		atOnce, cfg.MaxBacklog, cfg.SearchAtOnce = s.AtOnce, s.Backlog, s.SearchAtOnce
 	}
 	slots := make(chan struct{}, max(atOnce, 1))
 	res := make([]R, n)

@@ -127,7 +127,7 @@ func (c Config) defaults() Config {
 	return c
 }
 
-// sized is c with Workers and Replay.MaxBacklog as Replay.Size gives
+// sized is c with Workers, Replay.MaxBacklog and SearchAtOnce as Replay.Size gives
 // them for Workers replays at once, each of pools pools, over src (c as
 // it is without Size). No replay holds more requests than the largest
 // copy of src it replays: src's, times the largest bursts stress rounded
@@ -141,14 +141,14 @@ func (c Config) sized(ctx context.Context, src trace.Source, pools int) Config {
 	for _, s := range c.Stress {
 		k = max(k, math.Ceil(s.Bursts))
 	}
-	c.Workers, c.Replay.MaxBacklog = c.Replay.Size(c.Workers, pools, func() int64 {
+	s := c.Replay.Size(c.Workers, pools, func() int64 {
 		n, err := trace.Count(ctx, src, replay.MaxBacklog)
 		if err != nil {
 			return 0
 		}
 		return min(int64(float64(n)*k), replay.MaxBacklog)
 	})
-	c.Workers = max(c.Workers, 1)
+	c.Workers, c.Replay.MaxBacklog, c.Replay.SearchAtOnce = max(s.AtOnce, 1), s.Backlog, s.SearchAtOnce
 	return c
 }
 
