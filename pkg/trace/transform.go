@@ -51,15 +51,10 @@ func (r *scaled) Next() (Request, error) {
 	return q, err
 }
 
-// Window keeps the requests arriving in [start, end) seconds and shifts them
-// so that start becomes 0; end <= 0 means "to the end of the trace". The
-// window's duration is end-start (or what is left of the trace's). Its
-// passes never end early: WindowContext for one that an interrupt ends.
-func Window(s Source, start, end float64) Source {
-	return WindowContext(context.Background(), s, start, end)
-}
-
-// WindowContext is Window whose passes end with ctx's error once ctx is
+// WindowContext keeps the requests arriving in [start, end) seconds and
+// shifts them so that start becomes 0; end <= 0 means "to the end of the
+// trace". The window's duration is end-start (or what is left of the
+// trace's). Its passes end with ctx's error once ctx is
 // done while they skip the requests before start, looked at every
 // CheckEvery skipped: a window at the end of a week of generated traffic
 // (2^28 requests drawn to reach it) does not hold an interrupt for a

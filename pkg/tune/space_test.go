@@ -32,7 +32,7 @@ func TestStretchGaps(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", got, want)
 	}
 	// No gap of 30 s: the source itself.
-	same, n, err := StretchGaps(context.Background(), trace.Window(src, 0, 50), 3, 30)
+	same, n, err := StretchGaps(context.Background(), trace.WindowContext(context.Background(), src, 0, 50), 3, 30)
 	if err != nil || n != 0 || same.Name != "t [0s,50s)" {
 		t.Errorf("no gap: n %d, %q, %v", n, same.Name, err)
 	}

@@ -100,7 +100,7 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := replay.Config{Model: m}
-	rep, err := Run(context.Background(), trace.Window(week, 0, 5*86400), Config{Replay: cfg})
+	rep, err := Run(context.Background(), trace.WindowContext(context.Background(), week, 0, 5*86400), Config{Replay: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := replay.Run(context.Background(), trace.Window(week, 5*86400, 7*86400), pol, cfg)
+	last, err := replay.Run(context.Background(), trace.WindowContext(context.Background(), week, 5*86400, 7*86400), pol, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
