@@ -194,7 +194,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		return err // runtime: exit 1
 	}
 	defer ln.Close()
-	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, Listener: ln, StateDir: c.StateDir, Version: version(), Log: log,
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, Listener: ln, StateDir: c.StateDir, Version: version(), Log: log, ReplaySize: planReplays,
 		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	// The elector's client too (a bad kubeconfig) fails before the audit
 	// log is created.

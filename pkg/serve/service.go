@@ -19,6 +19,7 @@ import (
 	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // ShutdownTimeout bounds each step of a stop: the running cycle's end and
@@ -37,6 +38,10 @@ type Options struct {
 	Listener net.Listener
 	// StateDir persists per-target state when not empty.
 	StateDir string
+	// ReplaySize, when set, sizes the in-process tuning runs' replays to
+	// the process's memory (Tuning.Size) [none: tune.TargetOptions'
+	// Workers at once, each at replay.MaxBacklog].
+	ReplaySize func(w io.Writer, n, pools int, requests func() int64) replay.Sizing
 	// Audit receives one JSON line per decision (nil: none).
 	Audit io.Writer
 	// Version is the build version for infscale_build_info.

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -136,6 +139,15 @@ type Tuning struct {
 	// first configured: a restart keeps an adopted candidate deciding and
 	// a reverted one reverted, and the limit of one switch per every.
 	StateDir string
+	// Size, when set, sizes a run's replays to the process's memory, as
+	// tune --shard's are (fewer at once than Options.Workers, or a lowered
+	// backlog bound): n replays at once, each of pools pools, over a trace
+	// of requests() requests, saying why on w when that costs something;
+	// what it writes is logged as a warning naming the target. Without
+	// it a run of a busy target's week could take more than a small
+	// serve's memory limit and have the process, decisions with it,
+	// OOM-killed. Ignored when Options.Size is set.
+	Size func(w io.Writer, n, pools int, requests func() int64) replay.Sizing
 
 	mu     sync.Mutex
 	saveMu sync.Mutex // one save at a time
@@ -1009,6 +1021,9 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		// --shard says them on stderr.
 		o.Warn = func(msg string) { tn.logger().Warn("tuning warning", "target", cfg.Name, "warning", msg) }
 	}
+	if o.Size == nil && tn.Size != nil {
+		o.Size = tn.sizer(cfg.Name)
+	}
 	start := time.Now()
 	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
 	if err != nil {
@@ -1225,12 +1240,25 @@ func (l *Loop) SetTuning(tn *Tuning) {
 	l.mu.Unlock()
 }
 
+// sizer is Size as tune.TargetOptions.Size takes it for target's run:
+// what Size says is logged as one warning naming the target.
+func (tn *Tuning) sizer(target string) func(n, pools int, requests func() int64) replay.Sizing {
+	return func(n, pools int, requests func() int64) replay.Sizing {
+		var note strings.Builder
+		s := tn.Size(&note, n, pools, requests)
+		if msg := strings.TrimSpace(note.String()); msg != "" {
+			tn.logger().Warn("tuning run sized to the memory limit", "target", target, "note", strings.TrimPrefix(msg, "note: "))
+		}
+		return s
+	}
+}
+
 // newTuning is serve's Tuning: it reads the history from the Prometheus
 // source's client (none in embedded mode: tune.dir results only) and
 // replays at serve's interval.
 func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Options, log *slog.Logger) *Tuning {
 	tn := NewTuning(reg)
-	tn.Period, tn.Now, tn.Log, tn.StateDir = cfg.IntervalDuration(), o.Now, log, o.StateDir
+	tn.Period, tn.Now, tn.Log, tn.StateDir, tn.Size = cfg.IntervalDuration(), o.Now, log, o.StateDir, o.ReplaySize
 	if ps, ok := prometheusOf(src); ok {
 		tn.API = ps.Evaluator.API
 		// A week's range queries get what tune --shard gets, not a

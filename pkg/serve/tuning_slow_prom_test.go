@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 	"github.com/infscale/infscale/pkg/tune"
@@ -75,6 +77,14 @@ func TestTuningRunLongerThanEvery(t *testing.T) {
 		Metrics: []tune.MetricSpace{{Name: "queue", Targets: []float64{0.25, 0.5}, Integer: true, PerBatch: true}},
 		Dims:    tune.DefaultSpace.Dims,
 	}}
+	// Each run's replays are sized through Size (serve --
+	// ReplaySize, planReplays): asked for Workers (2) replays of one
+	// pool, answered with what no budget changes.
+	var sized []int
+	tn.Size = func(_ io.Writer, n, pools int, _ func() int64) replay.Sizing {
+		sized = append(sized, n*10+pools)
+		return replay.Sizing{AtOnce: n, Backlog: replay.MaxBacklog}
+	}
 	loop.SetTuning(tn)
 	if err := loop.SetConfig(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -105,6 +115,9 @@ func TestTuningRunLongerThanEvery(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "msg=\"target tuned\""); n != 3 {
 		t.Errorf("%d runs, want 3; log %q", n, log.String())
+	}
+	if len(sized) != 3 || sized[0] != 21 || sized[1] != 21 || sized[2] != 21 {
+		t.Errorf("Size asked %v (n*10 + pools per run), want 21 for each of the 3 runs", sized)
 	}
 	// A reload to every 2h; 30 minutes on, the run is due (2h since the
 	// last start) and takes 90 minutes, during which a reload sets every
