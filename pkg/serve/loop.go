@@ -509,15 +509,20 @@ func (l *Loop) Run(ctx context.Context) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		if d := l.period(); d != every {
+			every = d
+			tick.Reset(every)
+			// The next cycle is every away: a reload during the cycle
+			// just run, after its decisions were exported with the old
+			// period, would leave the gauge short of it until then
+			// (InfscaleDecisionsStale paging a target decided on time).
+			l.metrics.SetInterval(every)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 			l.Cycle(ctx)
-			if d := l.period(); d != every {
-				every = d
-				tick.Reset(every)
-			}
 		}
 	}
 }

@@ -311,6 +311,19 @@ func (m *Metrics) Init(target string) {
 	tg.reversals.add(0)
 }
 
+// SetInterval sets infscale_decision_interval_seconds to d for every
+// target that has the series (a target gets it at its first cycle):
+// Run's ticker changed to d, so the next cycle is d away.
+func (m *Metrics) SetInterval(d time.Duration) {
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	for _, tg := range m.table.targets {
+		if !math.IsNaN(tg.interval) {
+			tg.interval = d.Seconds()
+		}
+	}
+}
+
 // Forget removes every series of a target (after a reload dropped it).
 func (m *Metrics) Forget(target string) {
 	m.table.mu.Lock()
