@@ -6,7 +6,8 @@
 // the last write, and on some file systems leave the path empty;
 // WriteDurable syncs the data before the rename and the directory after
 // it, for a file a later run depends on (decide's --state); RemoveDurable
-// syncs the directory after a removal.
+// syncs the directory after a removal. Windows cannot sync a directory:
+// there only the file's data is synced (NTFS journals the rename).
 package atomicfile
 
 import (
@@ -15,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 )
@@ -91,21 +91,6 @@ func RemoveDurable(path string) error {
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: removed, but its directory not synced: %w", path, err)
-	}
-	return nil
-}
-
-// syncDir syncs a directory, making a rename in it durable. A file system
-// that cannot sync a directory (EINVAL: some network and FUSE ones) is
-// taken as done: the rename is as durable as it can make it.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
 	}
 	return nil
 }
