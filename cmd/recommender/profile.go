@@ -425,5 +425,16 @@ func dataCovers(w backtest.Workload) string {
 	if f := w.Coverage.Fraction; f < 1 {
 		msg += fmt.Sprintf(", %s of it in gaps", time.Duration((1-f)*float64(span)).Round(time.Second))
 	}
-	return msg + ": give an earlier --start (--start=-8d for a week) where Prometheus keeps that much, or wait for the target's series to span a day"
+	var gauge time.Duration
+	for _, gp := range w.Coverage.GaugeGaps {
+		gauge += gp.Duration()
+	}
+	advice := ": give an earlier --start"
+	if gauge > 0 {
+		// Not the range's fault alone: an earlier --start may have the
+		// same gaps.
+		msg += fmt.Sprintf(", %s of it with no running/waiting samples though the success counter had some (backtest's gauge_gaps)", gauge.Round(time.Second))
+		advice = ": check that the server's running gauge is scraped under the selector (--server); or give an earlier --start"
+	}
+	return msg + advice + " (--start=-8d for a week) where Prometheus keeps that much, or wait for the target's series to span a day"
 }

@@ -256,7 +256,8 @@ func TestFetchWarnsNaNReplicas(t *testing.T) {
 	nan := model.SampleValue(math.NaN())
 	m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: nan}, {Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: nan}}}}
 	_, st, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Replicas: m}}, tgt, g, nil)
-	if err != nil || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "replicas query kube_deployment_spec_replicas returned only NaN over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z: no observed replicas") {
+	// [0] is the running query's (no sample either: the fake answers none).
+	if err != nil || len(st.Warnings) != 2 || !strings.Contains(st.Warnings[1], "replicas query kube_deployment_spec_replicas returned only NaN over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z: no observed replicas") {
 		t.Errorf("warnings %q, err %v; want the NaN replicas said", st.Warnings, err)
 	}
 }
