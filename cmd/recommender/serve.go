@@ -208,12 +208,15 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		// A file this start creates and serve leaves empty on an error
 		// (the state directory cannot be made, the cluster cannot be
 		// reached) is removed: a failed start leaves nothing on disk.
-		if _, err := os.Lstat(c.AuditLog); errors.Is(err, fs.ErrNotExist) {
-			defer func() {
-				if retErr != nil {
-					removeIfEmpty(c.AuditLog)
-				}
-			}()
+		// Only once opened, its lock held (appendlog): a file absent
+		// here that Open finds locked was made in between by another
+		// serve, which writes it (removed, that serve's lines went to a
+		// file no longer in the directory); and removed before Close
+		// releases the lock, so no other serve has taken it meanwhile.
+		_, err := os.Lstat(c.AuditLog)
+		absent := errors.Is(err, fs.ErrNotExist)
+		if beforeAuditOpen != nil {
+			beforeAuditOpen()
 		}
 		// Never blocking serve: a FIFO without a reader is refused, one
 		// whose reader stalls drops lines (appendlog).
@@ -221,7 +224,12 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		if err != nil {
 			return c.auditOpenError(err)
 		}
-		defer f.Close()
+		defer func() {
+			if retErr != nil && absent {
+				removeIfEmpty(c.AuditLog)
+			}
+			f.Close()
+		}()
 		audit = f
 	}
 	if audit != nil {
@@ -311,6 +319,10 @@ func loadConfig(path string) (*config.File, error) {
 	}
 	return nil, fileError("config", path, err)
 }
+
+// beforeAuditOpen, when set (tests), runs between the check that
+// --audit-log is absent and its Open.
+var beforeAuditOpen func()
 
 // removeIfEmpty removes path when it is an empty regular file (an audit log
 // a failed start created and never wrote).

@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +82,41 @@ func TestServeAuditLogSecondWriterRefused(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(audit); string(b) != "{\"target\":\"other\"}\n" {
 		t.Errorf("the other writer's file: %q, want its line alone", b)
+	}
+}
+
+// TestServeAuditLogRaceLeavesOthersFile: two serves starting at once on
+// an --audit-log that does not exist yet: the other creates it (and holds
+// its lock) after this one found it absent and before this one opens it.
+// This one exits 1 (another process writes it) and leaves the file in
+// place, empty as the other made it. Before: taking the file for one its
+// own failed start had made, it removed it, and the other serve's lines
+// went to a file no longer in the directory (its lock with them: a third
+// serve was let in).
+func TestServeAuditLogRaceLeavesOthersFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 2\n"), 0o644)
+	for _, rotate := range [][]string{nil, {"--audit-log-maxsize", "100"}} {
+		audit := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", len(rotate)))
+		var other io.WriteCloser
+		beforeAuditOpen = func() {
+			var err error
+			if other, err = appendlog.Open(audit, appendlog.Rotation{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit}, rotate...), nil, &out, &errb)
+		beforeAuditOpen = nil
+		if code != exitRuntime || !strings.Contains(errb.String(), "another process writes it") {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 1, another process writes it", rotate, code, errb.String())
+		}
+		if _, err := os.Stat(audit); err != nil {
+			t.Errorf("serve %v: the other serve's file: %v, want it left in place", rotate, err)
+		}
+		if other != nil {
+			other.Close()
+		}
 	}
 }
