@@ -85,6 +85,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	// A panic ends serve with one ERROR record and exit status 2
 	// (docs/serve.md), here and in the goroutines serve.Run starts.
 	defer crashlog.Handle(log)
+	crashlog.SetLogger(log) // the reads', writes' and restores' goroutines
 	if c.Listen != "" {
 		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)

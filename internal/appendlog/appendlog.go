@@ -16,6 +16,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // ErrDirectory is returned by Open for a path that is a directory.
@@ -105,7 +107,7 @@ func Open(path string, r Rotation) (io.WriteCloser, error) {
 		return nil, notRegular(path, fi.Mode())
 	}
 	w := &asyncWriter{f: f, lines: make(chan []byte, Queue), done: make(chan struct{})}
-	go w.run()
+	go func() { defer crashlog.Recover(); w.run() }()
 	return w, nil
 }
 

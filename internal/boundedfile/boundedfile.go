@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // Open opens the file at path for reading, refusing anything but a regular
@@ -74,6 +76,7 @@ func ReadAll(ctx context.Context, r io.Reader, max int64) (data []byte, ok bool,
 	}
 	done := make(chan result, 1)
 	go func() {
+		defer crashlog.Recover()
 		b, err := io.ReadAll(io.LimitReader(r, max+1))
 		done <- result{b, err}
 	}()

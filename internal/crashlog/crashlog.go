@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // ExitCode is the exit status after a panic: 2, Go's own after an
@@ -19,6 +20,15 @@ const ExitCode = 2
 // exit ends the process; a test replaces it.
 var exit = os.Exit
 
+// process is Recover's logger (SetLogger); nil until set.
+var process atomic.Pointer[slog.Logger]
+
+// SetLogger makes log the logger Recover writes to: serve and the
+// activator set theirs at start, for the goroutines of the packages that
+// have no logger at hand (a cycle's reads and writes, the audit log's
+// writer).
+func SetLogger(log *slog.Logger) { process.Store(log) }
+
 // Handle, deferred at the top of a goroutine (`defer crashlog.Handle(log)`),
 // turns a panic in it into one record on log at level ERROR, with msg
 // "panic", the panic value as "panic" (its %v), the panicking goroutine's
@@ -26,8 +36,15 @@ var exit = os.Exit
 // of an error, cmd/recommender), and then ends the process with ExitCode. Nothing is recovered to carry on: the panic ends the process
 // as it did, only its trace is a record. It does nothing when there is no
 // panic; with a nil log it panics again (Go's own trace).
-func Handle(log *slog.Logger) {
-	r := recover()
+func Handle(log *slog.Logger) { handle(log, recover()) }
+
+// Recover, deferred at the top of a goroutine (`defer crashlog.Recover()`),
+// is Handle with SetLogger's logger; none set (a one-shot command, a
+// test), it panics again, Go's own trace.
+func Recover() { handle(process.Load(), recover()) }
+
+// handle is Handle's work on r, recover's value (nil: no panic).
+func handle(log *slog.Logger, r any) {
 	if r == nil {
 		return
 	}

@@ -83,3 +83,20 @@ func TestHandleNoPanic(t *testing.T) {
 		t.Errorf("logged without a panic: %s", buf.String())
 	}
 }
+
+// TestRecoverWithoutLoggerPanicsAgain: Recover with no SetLogger (a
+// one-shot command, a test) neither logs nor exits: the panic goes on, its
+// value unchanged, as if Recover were not there.
+func TestRecoverWithoutLoggerPanicsAgain(t *testing.T) {
+	exit = func(int) { t.Error("exit called without a logger") }
+	defer func() { exit = os.Exit }()
+	defer func() {
+		if r := recover(); r != "a bug" {
+			t.Errorf("recovered %v, want the panic going on: a bug", r)
+		}
+	}()
+	func() {
+		defer Recover()
+		panic("a bug")
+	}()
+}

@@ -362,6 +362,7 @@ func (c *wsConn) goingAway(deadline time.Time) {
 		// Not waited for: a Write blocked on a server that does not read
 		// holds c.mu (the session is then cut at the deadline).
 		go func() {
+			defer crashlog.Handle(c.a.cfg.Log)
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !c.toServer.Load() && c.upFrames.at() {

@@ -15,6 +15,8 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // taggedValue is one sample of a batched query's answer: the branch index
@@ -125,6 +127,7 @@ func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, *by
 	buf := c.answers.get()
 	read := make(chan error, 1)
 	go func() {
+		defer crashlog.Recover() // bytes.Buffer's ErrTooLarge
 		_, err := buf.ReadFrom(resp.Body)
 		read <- err
 	}()

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
 
@@ -408,6 +409,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer crashlog.Recover()
 			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.text, b.formLen, t)
 		}()
 	}

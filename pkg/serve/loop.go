@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/promql"
@@ -241,6 +242,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	var down unreached
 	for i, t := range fresh {
 		g.Go(func() error {
+			defer crashlog.Recover()
 			l.restoreLogged(ctx, t, i, &down)
 			t.restoring.Store(false)
 			l.restoring.Add(-1)
@@ -951,6 +953,7 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 	for i := range jobs {
 		j := &jobs[i]
 		g.Go(func() error {
+			defer crashlog.Recover()
 			if j.outstanding != nil {
 				wctx, cancel := context.WithTimeout(ctx, l.writeTimeout)
 				j.costSet, j.costDeferred, j.costErr = l.costs.SetDeletionCosts(wctx, &j.t.cfg, j.outstanding)

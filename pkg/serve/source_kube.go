@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -125,6 +126,7 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 		podURLs = podURLs || t.Scrape.Pods != nil
 		reads[i] = &kubeRead{}
 		wg.Go(func() {
+			defer crashlog.Recover()
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			s.readTarget(ctx, t, reads[i])
@@ -141,7 +143,7 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 		out = s.Inner.Read(ctx, targets, now)
 	} else {
 		var inner sync.WaitGroup
-		inner.Go(func() { out = s.Inner.Read(ctx, targets, now) })
+		inner.Go(func() { defer crashlog.Recover(); out = s.Inner.Read(ctx, targets, now) })
 		wg.Wait()
 		took = time.Since(start)
 		inner.Wait()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
@@ -117,6 +118,7 @@ func (s *PrometheusSource) diagnose(t *config.Target, sel []*labels.Matcher, r *
 	server := t.Server
 	go func() {
 		defer d.wg.Done()
+		defer crashlog.Recover()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		why := promql.DiagnoseSelector(ctx, n, server, sel, now.Add(-5*time.Minute), now, "in the last 5 minutes")

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
@@ -105,7 +106,7 @@ func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now t
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		wg.Go(func() { out[i] = s.readTarget(ctx, t, now) })
+		wg.Go(func() { defer crashlog.Recover(); out[i] = s.readTarget(ctx, t, now) })
 	}
 	wg.Wait()
 	s.stuck.End()
@@ -146,7 +147,7 @@ func (s *ScrapeSource) loadPages(ctx context.Context, t *config.Target, server m
 	errs = make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {
-		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
+		wg.Go(func() { defer crashlog.Recover(); pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
 	}
 	wg.Wait()
 	for i, p := range pages {
@@ -187,7 +188,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	var heldErr error
 	var heldRead sync.WaitGroup
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
-		heldRead.Go(func() { held, heldErr = scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape) })
+		heldRead.Go(func() { defer crashlog.Recover(); held, heldErr = scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape) })
 	}
 	urls, pages, errs, keys := s.loadPages(ctx, t, t.Server)
 	heldRead.Wait()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -129,6 +130,7 @@ func runPool[J any](workers int, jobs []J, do func(J) error) error {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			defer crashlog.Recover() // serve's tuning runs
 			for j := range ch {
 				if errs[w] == nil {
 					errs[w] = do(j)
