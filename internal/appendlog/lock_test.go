@@ -4,6 +4,7 @@ package appendlog
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,5 +84,38 @@ func TestLockFollowsRotation(t *testing.T) {
 		t.Errorf("Open of the backup: %v, want it unlocked", err)
 	} else {
 		f.Close()
+	}
+}
+
+// TestLockFollowsAFileMadeAgain: a rotating writer opens its file (and
+// locks it) at start, but lumberjack opens it only at the first line; the
+// file moved away by hand meanwhile (mv audit.jsonl elsewhere, a log
+// shipper's rotation; as a rotation failing between its rename and its new
+// file leaves none), that line goes to a new file at the path, which
+// lumberjack makes. That file is locked too: a second Open is refused.
+// Before: the lock stayed on the moved file until the next rotation, and a
+// second writer was let in, both appending to the new file.
+func TestLockFollowsAFileMadeAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	w, err := Open(path, Rotation{MaxSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := os.Rename(path, filepath.Join(dir, "moved.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(numbered(0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || len(b) != 10 {
+		t.Fatalf("the file made again: %d bytes, %v; want the line of 10 bytes", len(b), err)
+	}
+	if f, err := Open(path, Rotation{}); !errors.Is(err, ErrLocked) {
+		if err == nil {
+			f.Close()
+		}
+		t.Errorf("Open of the file made again: %v, want ErrLocked", err)
 	}
 }

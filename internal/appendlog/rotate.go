@@ -187,9 +187,16 @@ func (r *rotating) Write(p []byte) (int, error) {
 		r.cur, r.open = 0, false
 		r.relock()
 	}
+	opening := !r.open // lumberjack opens the file at path, or makes it
 	w, err := r.lj.Write(p)
 	r.cur += int64(w)
 	r.open = true
+	if opening {
+		// The file it opened may be another than the one locked: made
+		// again after the locked one was moved away (by hand, or by a
+		// rotation that failed before its new file).
+		r.relock()
+	}
 	if err != nil {
 		// lumberjack counted the cut bytes, which wholeLines may take
 		// back: it reads the file's size again when it reopens it.
@@ -209,7 +216,8 @@ func (r *rotating) reopen() {
 }
 
 // relock moves the lock to the file now at path, when it is another than
-// the one locked (a rotation renamed that one to a backup). The new file
+// the one locked (a rotation renamed that one to a backup, or it was moved
+// away and lumberjack made the file again). The new file
 // is made by lumberjack a moment before: a writer that Opens it in that
 // moment takes its lock first, and this one then holds none (it writes on,
 // as before locks).
