@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,8 +12,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // eppZeroPrometheus answers /api/v1/query as Prometheus answers the queries
@@ -324,4 +328,32 @@ func TestHeldZeroRestartReaderChanged(t *testing.T) {
 	step(60, flow, "gone", false, gone, "") // restarted on flow_control: not the query's 0
 	step(120, flow, "0", true, "", "")      // the flow-control query reads 0 at zero: held_zero_at t0+120s
 	step(180, longer, "gone", true, "", "held 0: no flow-control queue series within 25m; carried from the known 0 at zero at 2026-01-05T10:02:00Z")
+}
+
+// TestHeldReaderStable: held_reader is what every state file keeps, so it
+// must be the same for the same config in every run and every version:
+// one that changed (a config field renamed, reordered, or encoded another
+// way) would drop held_zero_at from every target at zero on the upgrade's
+// restart, each then in error until its pool's next request. The value is
+// worked out by hand: the first 8 bytes of the SHA-256 of this JSON (the
+// server's name, the selector, scrape, the pool, the zero keys with the
+// cooldown zeroed, prometheus.url), by sha256sum.
+// The cooldown does not change it.
+func TestHeldReaderStable(t *testing.T) {
+	const encoded = `{"Server":"vllm","Selector":"{app=\"chat\"}","Scrape":{"URLs":null,"Pods":null},"Pool":null,` +
+		`"Zero":{"Cooldown":"0s","Held":"sum(held)","HeldScrape":"","FlowControl":false},"Prometheus":"http://prom:9090"}`
+	const want = "fb1a90e16cb73df1" // printf '%s' "$encoded" | sha256sum | cut -c1-16
+	if sum := sha256.Sum256([]byte(encoded)); hex.EncodeToString(sum[:8]) != want {
+		t.Fatalf("the test's own figures disagree: sha256 of the JSON is not %s", want)
+	}
+	vllm, err := modelserver.ParseServer("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cooldown := range []time.Duration{0, 300 * time.Second} {
+		tg := &config.Target{Server: vllm, Selector: `{app="chat"}`, Zero: &config.Zero{Held: "sum(held)", Cooldown: model.Duration(cooldown)}}
+		if got := heldReader(tg, "http://prom:9090"); got != want {
+			t.Errorf("cooldown %v: held_reader %s, want %s (sha256 of %s): every state file's held_reader would change", cooldown, got, want, encoded)
+		}
+	}
 }
