@@ -183,3 +183,32 @@ func all2(s Source) ([]Request, error) {
 		out = append(out, q)
 	}
 }
+
+// TestWindowScaledFileNoSkipInOpen: a window over --rate-scale over a
+// file (a pass that cannot be copied, though its RateScale wrapper has a
+// fork method) skipped inside Open, holding the window's lock: the
+// passes simulate and tune open at once read the file's start one after
+// another. Open reads nothing now; the skip happens in the first Next,
+// and the pass yields requests 1..100 s halved (0.5..50 s) from 40 s:
+// 40 to 50 in steps of 0.5 (21), shifted to 0 to 10.
+func TestWindowScaledFileNoSkipInOpen(t *testing.T) {
+	var rd *countingReader
+	file := NewSource("big.csv", 0, func() (Reader, error) { rd = &countingReader{n: 100}; return rd, nil })
+	win := Window(RateScale(file, 2), 40, 0)
+	for range 2 {
+		r, err := win.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.read != 0 {
+			t.Errorf("Open read %d requests, want 0 (the skip is the pass's, not the lock holder's)", rd.read)
+		}
+		var got []float64
+		for q, err := r.Next(); err == nil; q, err = r.Next() {
+			got = append(got, q.Arrival)
+		}
+		if len(got) != 21 || got[0] != 0 || got[1] != 0.5 || got[20] != 10 {
+			t.Fatalf("arrivals %v, want 0 to 10 in steps of 0.5", got)
+		}
+	}
+}

@@ -90,7 +90,9 @@ func WindowContext(ctx context.Context, s Source, start, end float64) Source {
 		if start <= 0 {
 			return w, nil
 		}
-		if _, ok := r.(forker); !ok {
+		if fork(r) == nil {
+			// Not copyable (a file's pass, RateScale over one): the pass
+			// skips in its first Next, outside the lock, as the others do.
 			return w, nil
 		}
 		if err := w.skip(); err != nil {
