@@ -156,10 +156,7 @@ func (c *TuneCmd) Run(e *env) error {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return stressInvalid(e.given, err)
 		}
-		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
-			return invalid(err)
-		}
-		return fmt.Errorf("tune: %w", err)
+		return tuneRunError(err)
 	}
 	if c.Plot != "" {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
@@ -171,6 +168,17 @@ func (c *TuneCmd) Run(e *env) error {
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteText(e.stdout, src.Name)
+}
+
+// tuneRunError is the error tune.Run or tune.RunPD ended with, as tune
+// returns it: an empty or too short trace, or a generated one that drew
+// past its bound (the spec to lower: trace.ErrGeneratedBound), is the
+// user's input (exit 2); anything else a runtime failure.
+func tuneRunError(err error) error {
+	if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) || errors.Is(err, trace.ErrGeneratedBound) {
+		return invalid(err)
+	}
+	return fmt.Errorf("tune: %w", err)
 }
 
 // source is --trace (as simulate reads it) or the Prometheus history (as
@@ -478,10 +486,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		if errors.Is(err, replay.ErrPDSLO) {
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
 		}
-		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
-			return invalid(err)
-		}
-		return fmt.Errorf("tune: %w", err)
+		return tuneRunError(err)
 	}
 	if c.Plot != "" {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -44,5 +46,29 @@ func TestGeneratedDrawsCapped(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q: want %q in it", err, s)
 		}
+	}
+}
+
+// TestGeneratedBoundIs: both errors of the bound (a spec refused for its
+// mean: rate=1e6 over 1,000 s is 1e9 requests, more than 2^28; a pass that
+// drew past it: 3 requests under a bound of 2) are ErrGeneratedBound to
+// errors.Is, through a wrap, so tune exits 2 on them as simulate does.
+func TestGeneratedBoundIs(t *testing.T) {
+	_, err := ParseContext(context.Background(), "synthetic:poisson,rate=1e6,duration=1000", Options{Seed: 1})
+	if !errors.Is(fmt.Errorf("tune: %w", err), ErrGeneratedBound) || !strings.Contains(err.Error(), "lower rate= or duration=") {
+		t.Errorf("mean over the bound: %v, want ErrGeneratedBound naming the keys", err)
+	}
+	reqs := []Request{{Arrival: 1}, {Arrival: 2}, {Arrival: 3}}
+	c := capDraws(&sliceReader{reqs: reqs}, "synthetic:step,low=1", 2).(*capped)
+	c.most = 2
+	for range 2 {
+		if _, err := c.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = c.Next()
+	if !errors.Is(fmt.Errorf("tune: %w", err), ErrGeneratedBound) || !strings.Contains(err.Error(), `trace "synthetic:step,low=1" drew more than 2 requests`) ||
+		!strings.Contains(err.Error(), "lower low=, high= (or for=) or duration=") {
+		t.Errorf("drawn past the bound: %v, want ErrGeneratedBound naming the spec and keys", err)
 	}
 }

@@ -145,8 +145,20 @@ func generatedBound(spec string, expected float64) error {
 	if !(expected > MaxGenerated) {
 		return nil
 	}
-	return fmt.Errorf("trace %q draws about %.3g requests (its rate over its duration), more than the %d a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row); lower %s", spec, expected, int64(MaxGenerated), lowerKeys(spec))
+	return boundError{fmt.Errorf("trace %q draws about %.3g requests (its rate over its duration), more than the %d a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row); lower %s", spec, expected, int64(MaxGenerated), lowerKeys(spec))}
 }
+
+// ErrGeneratedBound is what errors.Is finds in the error of a generated
+// trace spec refused for its mean count (generatedBound) and of a pass
+// that drew past MaxGenerated (capDraws): the spec is the user's input to
+// lower, whenever the pass ends (simulate and tune exit 2 on it).
+var ErrGeneratedBound = errors.New("generated trace over its bound")
+
+// boundError is an error of the generated-trace bound: its text, and
+// ErrGeneratedBound to errors.Is.
+type boundError struct{ error }
+
+func (boundError) Is(target error) bool { return target == ErrGeneratedBound }
 
 // lowerKeys names the keys of a generated trace spec that lower its count.
 func lowerKeys(spec string) string {
@@ -180,7 +192,7 @@ func (c *capped) Next() (Request, error) {
 		return q, err
 	}
 	if c.n++; c.n > c.most {
-		return Request{}, fmt.Errorf("trace %q drew more than %d requests, the most a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row), though its rate over its duration is about %.3g: its draws ran above their mean; lower %s", c.spec, c.most, c.expected, lowerKeys(c.spec))
+		return Request{}, boundError{fmt.Errorf("trace %q drew more than %d requests, the most a generated trace may draw (as many as a 4 GiB trace file holds at 16 bytes a row), though its rate over its duration is about %.3g: its draws ran above their mean; lower %s", c.spec, c.most, c.expected, lowerKeys(c.spec))}
 	}
 	return q, nil
 }
