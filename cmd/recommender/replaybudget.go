@@ -106,10 +106,11 @@ func noteAtOnce(w io.Writer, n, pools int, requests int64, atOnce int, backlog i
 	mib := func(x int64) string { return strconv.FormatFloat(float64(x)/(1<<20), 'f', 1, 64) + " MiB" }
 	one := int64(pools) * replay.BacklogRequestBytes * replay.MaxBacklog
 	if requests > 0 && requests < replay.MaxBacklog && backlog == replay.MaxBacklog {
-		// Sized to the trace: its requests are what a replay holds at most.
+		// Sized to the trace: its requests (tune's: times its largest
+		// bursts: stress) are what a replay holds at most.
 		one = int64(pools) * replay.BacklogRequestBytes * requests
 		if atOnce < n {
-			fmt.Fprintf(w, "note: %d replays of the trace's %d requests (%s each at most) would take more than the %s this process may still take (memory limit %s, GOMEMLIMIT): running %d at a time (the figures are the same, the run longer)\n",
+			fmt.Fprintf(w, "note: %d replays holding up to %d requests each (%s each at most) would take more than the %s this process may still take (memory limit %s, GOMEMLIMIT): running %d at a time (the figures are the same, the run longer)\n",
 				n, requests, mib(one), mib(b.Available), mib(b.Limit), atOnce)
 		}
 		return

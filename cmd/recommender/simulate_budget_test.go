@@ -98,7 +98,7 @@ func TestSimulateMemoryBudgetTraceCount(t *testing.T) {
 		t.Errorf("2 MiB: stderr %q, stdout\n%s\nwant no note and the figures with no limit\n%s", errs, out, free)
 	}
 	out, errs = sim(1 << 20)
-	if out != free || !strings.Contains(errs, "note: 3 replays of the trace's 15783 requests (0.5 MiB each at most) would take more than the 1.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): running 2 at a time") {
+	if out != free || !strings.Contains(errs, "note: 3 replays holding up to 15783 requests each (0.5 MiB each at most) would take more than the 1.0 MiB this process may still take (memory limit 1024.0 MiB, GOMEMLIMIT): running 2 at a time") {
 		t.Errorf("1 MiB: stderr %q; want the note running 2 at a time, the figures unchanged", errs)
 	}
 }
