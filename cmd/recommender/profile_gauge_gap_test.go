@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,30 +28,8 @@ func TestProfileSkipsGaugeGaps(t *testing.T) {
 	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	end := start.Add(48 * time.Hour)
 	gap0, gap1 := start.Add(6*time.Hour), start.Add(18*time.Hour)
-	const pod = `namespace="llm",pod="chat-1"`
-	var b strings.Builder
-	family := func(name, typ string, value func(s int) float64, gauge bool) {
-		fmt.Fprintf(&b, "# TYPE %s %s\n", name, typ)
-		series := name
-		if typ == "counter" {
-			series += "_total"
-		}
-		for at := start.Add(-10 * time.Minute); !at.After(end); at = at.Add(time.Minute) {
-			if gauge && !at.Before(gap0) && at.Before(gap1) {
-				continue
-			}
-			s := int(at.Sub(start.Add(-10 * time.Minute)).Seconds())
-			fmt.Fprintf(&b, "%s{%s} %g %d\n", series, pod, value(s), at.Unix())
-		}
-	}
-	family("vllm:request_success", "counter", func(s int) float64 { return float64(s) }, false)
-	family("vllm:prompt_tokens", "counter", func(s int) float64 { return 500 * float64(s) }, false)
-	family("vllm:generation_tokens", "counter", func(s int) float64 { return 100 * float64(s) }, false)
-	family("up", "gauge", func(int) float64 { return 1 }, false)
-	family("vllm:num_requests_running", "gauge", func(int) float64 { return 4 }, true)
-	family("vllm:num_requests_waiting", "gauge", func(int) float64 { return 0 }, true)
-	b.WriteString("# EOF\n")
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	history := promtest.VLLMHistory(start, end, func(at time.Time) bool { return at.Before(gap0) || !at.Before(gap1) })
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, history), Flags: []string{"--storage.tsdb.retention.time=10y"}})
 
 	args := []string{"profile", "--prometheus-url", prom.URL, "--selector", `{namespace="llm"}`,
 		"--start", fmt.Sprint(start.Unix()), "--end", fmt.Sprint(end.Unix()), "--step", "1m",

@@ -28,25 +28,7 @@ func TestNoGaugesSays(t *testing.T) {
 	}
 	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	end := start.Add(48 * time.Hour)
-	const pod = `namespace="llm",pod="chat-1"`
-	var b strings.Builder
-	family := func(name, typ string, value func(s int) float64) {
-		fmt.Fprintf(&b, "# TYPE %s %s\n", name, typ)
-		series := name
-		if typ == "counter" {
-			series += "_total"
-		}
-		for at := start.Add(-10 * time.Minute); !at.After(end); at = at.Add(time.Minute) {
-			s := int(at.Sub(start.Add(-10 * time.Minute)).Seconds())
-			fmt.Fprintf(&b, "%s{%s} %g %d\n", series, pod, value(s), at.Unix())
-		}
-	}
-	family("vllm:request_success", "counter", func(s int) float64 { return float64(s) })
-	family("vllm:prompt_tokens", "counter", func(s int) float64 { return 500 * float64(s) })
-	family("vllm:generation_tokens", "counter", func(s int) float64 { return 100 * float64(s) })
-	family("up", "gauge", func(int) float64 { return 1 })
-	b.WriteString("# EOF\n")
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, promtest.VLLMHistory(start, end, nil)), Flags: []string{"--storage.tsdb.retention.time=10y"}})
 	args := func(cmd string, more ...string) []string {
 		return append([]string{cmd, "--prometheus-url", prom.URL, "--selector", `{namespace="llm"}`,
 			"--start", fmt.Sprint(start.Unix()), "--end", fmt.Sprint(end.Unix()), "--step", "1m"}, more...)
