@@ -20,14 +20,15 @@ import (
 // when that is fewer than the cores would run (replayCores) or the bound
 // is lowered, sized again to the trace's requests (count: up to
 // replay.MaxBacklog; 0 unknown), no replay holding more requests than the
-// trace has. optimal's search replays its seed policies side by side, as
-// many as the cores, each a replay's worth: unless the budget holds the n
-// replays and those cores - 1 more at once, its seeds run one at a time
-// (SearchAtOnce 1: the same schedule, found more slowly), so that an
-// optimal replay takes one replay's memory, as counted. It returns the
-// sizing and says why on w when running fewer or a lowered bound costs
-// something (noteAtOnce).
-func planReplays(w io.Writer, n, pools int, count func() int64) replay.Sizing {
+// trace has. When search, one of them is optimal, whose search replays its
+// seed policies side by side, as many as the cores, each a replay's worth:
+// unless the budget holds the n replays and those cores - 1 more at once,
+// its seeds run one at a time (SearchAtOnce 1: the same schedule, found
+// more slowly), so that an optimal replay takes one replay's memory, as
+// counted; without search that check, and the count it may take, is
+// skipped. It returns the sizing and says why on w when running fewer or
+// a lowered bound costs something (noteAtOnce).
+func planReplays(w io.Writer, n, pools int, search bool, count func() int64) replay.Sizing {
 	budget := replayBudget()
 	cores := replayCores()
 	var requests int64
@@ -44,7 +45,7 @@ func planReplays(w io.Writer, n, pools int, count func() int64) replay.Sizing {
 		k, b := replay.AtOnce(m, pools, requests, budget.Available)
 		return k >= m && b == replay.MaxBacklog
 	}
-	if cores > 1 && !fits(n+cores-1) {
+	if search && cores > 1 && !fits(n+cores-1) {
 		if requests == 0 && count != nil {
 			requests = count()
 		}
@@ -58,9 +59,9 @@ func planReplays(w io.Writer, n, pools int, count func() int64) replay.Sizing {
 // replaySizer is planReplays as replay.Config.Size takes it (backtest and
 // profile, through replay.RunAll), its note kept in notes to be said after
 // the progress line.
-func replaySizer(notes *strings.Builder) func(n, pools int, requests func() int64) replay.Sizing {
-	return func(n, pools int, requests func() int64) replay.Sizing {
-		return planReplays(notes, n, pools, requests)
+func replaySizer(notes *strings.Builder) func(n, pools int, search bool, requests func() int64) replay.Sizing {
+	return func(n, pools int, search bool, requests func() int64) replay.Sizing {
+		return planReplays(notes, n, pools, search, requests)
 	}
 }
 

@@ -132,8 +132,34 @@ func TestPlanReplaysSearch(t *testing.T) {
 	}{{70_000, 0}, {50_000, 1}} {
 		budgetFor(t, c.avail)
 		replayCores = func() int { return 2 }
-		if s := planReplays(io.Discard, 1, 1, count); s.SearchAtOnce != c.want || s.AtOnce != 1 || s.Backlog != 1000 {
+		if s := planReplays(io.Discard, 1, 1, true, count); s.SearchAtOnce != c.want || s.AtOnce != 1 || s.Backlog != 1000 {
 			t.Errorf("budget %d: %+v; want 1 at once at the bound 1000, SearchAtOnce %d", c.avail, s, c.want)
+		}
+	}
+}
+
+// TestPlanReplaysCountsOnlyForSearch: the check that optimal's seeds fit
+// beside the replays counted the trace (one more pass) even when no policy
+// was optimal. With the bound at 1000 requests (32,000 bytes a replay), 2
+// cores and a budget of 70,000: 2 replays (64,000) fit at the full bound,
+// so sizing them needs no count; 2 + 1 seed (96,000) do not. Without a
+// search the count is never taken and SearchAtOnce stays 0; with one
+// (optimal among them) it is taken once and the seeds run one at a time.
+func TestPlanReplaysCountsOnlyForSearch(t *testing.T) {
+	lowerBacklog(t, 1000)
+	budgetFor(t, 70_000)
+	replayCores = func() int { return 2 }
+	for _, c := range []struct {
+		search bool
+		counts int
+		want   int
+	}{{false, 0, 0}, {true, 1, 1}} {
+		counted := 0
+		count := func() int64 { counted++; return 48_000 }
+		s := planReplays(io.Discard, 2, 1, c.search, count)
+		if counted != c.counts || s.SearchAtOnce != c.want || s.AtOnce != 2 || s.Backlog != 1000 {
+			t.Errorf("search %v: %+v after %d counts; want 2 at once at the bound 1000, SearchAtOnce %d, after %d counts",
+				c.search, s, counted, c.want, c.counts)
 		}
 	}
 }

@@ -524,7 +524,7 @@ func progressLabel(n int) string {
 // joined, each once; requests is src's count when source read it (0:
 // counted when the budget needs it).
 func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, requests int64, pols []replay.Policy, cfg replay.Config, w io.Writer, prog *status.Progress) ([]replay.Result, error) {
-	res, errs := runEach(pols, cfg, 1, countOr(ctx, src, requests), w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
+	res, errs := runEach(pols, cfg, 1, slices.ContainsFunc(pols, replay.Policy.Searches), countOr(ctx, src, requests), w, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
 		return replay.Run(ctx, src, p, cfg)
 	})
 	// Every policy reads the same trace: one bad row is one error, not one
@@ -542,11 +542,12 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, requests int
 
 // runEach runs the policies side by side, as many at once and each with
 // the backlog bound planReplays gives for them (each replay of pools
-// pools; its note on w), each reporting its share of the trace to prog as
-// part i; it returns each policy's result and error by index. count
-// counts the trace's requests (traceCount) when the budget is tight.
-func runEach[P, R any](pols []P, cfg replay.Config, pools int, count func() int64, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
-	s := planReplays(w, len(pols), pools, count)
+// pools; search when one is optimal; its note on w), each reporting its
+// share of the trace to prog as part i; it returns each policy's result
+// and error by index. count counts the trace's requests (traceCount) when
+// the budget is tight.
+func runEach[P, R any](pols []P, cfg replay.Config, pools int, search bool, count func() int64, w io.Writer, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
+	s := planReplays(w, len(pols), pools, search, count)
 	cfg.MaxBacklog, cfg.SearchAtOnce = s.Backlog, s.SearchAtOnce
 	res := make([]R, len(pols))
 	errs := make([]error, len(pols))

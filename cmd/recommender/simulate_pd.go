@@ -60,7 +60,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, requests int64, cfg replay
 	}
 	pd := replay.PDConfig{KVLinkBytesPerSecond: link}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	res, errs := runEach(pols, cfg, 2, countOr(e.ctx, src, requests), e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
+	res, errs := runEach(pols, cfg, 2, slices.ContainsFunc(pols, replay.PDPolicy.Searches), countOr(e.ctx, src, requests), e.stderr, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
 		return replay.RunPD(e.ctx, src, p, cfg, pd)
 	})
 	prog.Done()

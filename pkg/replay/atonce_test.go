@@ -112,10 +112,10 @@ func TestRunAllSize(t *testing.T) {
 		return closeHook{r, func() { mu.Lock(); open--; mu.Unlock() }}, err
 	})
 	calls := 0
-	cfg := Config{Model: referenceModel(t), Size: func(n, pools int, requests func() int64) Sizing {
+	cfg := Config{Model: referenceModel(t), Size: func(n, pools int, search bool, requests func() int64) Sizing {
 		calls++
-		if n != 3 || pools != 1 {
-			t.Errorf("Size(%d, %d): want 3 replays of 1 pool", n, pools)
+		if n != 3 || pools != 1 || search {
+			t.Errorf("Size(%d, %d, %v): want 3 replays of 1 pool, none searching", n, pools, search)
 		}
 		if got := requests(); got != want {
 			t.Errorf("requests() = %d, want %d", got, want)

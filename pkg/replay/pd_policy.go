@@ -17,9 +17,14 @@ type PDPolicy struct {
 	// Name is the policy string as given.
 	Name string
 
+	search bool // the pair's optimal: each pool's search replays seeds (Config.SearchAtOnce)
 	// build returns the controller and each pool's warm start.
 	build func(pdEnv) (ctl pdController, initPre, initDec int, err error)
 }
+
+// Searches reports whether the pair policy searches the trace in
+// hindsight (optimal): Policy.Searches for a pair.
+func (p PDPolicy) Searches() bool { return p.search }
 
 // PDDefaultPolicies is what `simulate --pd` runs without --policy.
 var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-saturation", "llmd-tokens", "llmd-slo"}
@@ -54,7 +59,7 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 	case spec == "recommended":
 		return PDPolicy{Name: spec, build: buildPDRecommended}, nil
 	case spec == "optimal":
-		return PDPolicy{Name: spec, build: buildPDOptimal}, nil
+		return PDPolicy{Name: spec, search: true, build: buildPDOptimal}, nil
 	case strings.HasPrefix(spec, "recommended(") && strings.HasSuffix(spec, ")"):
 		pr, err := parsePairRule(spec)
 		if err != nil {

@@ -42,6 +42,11 @@ func (p Policy) Max() int {
 	return MaxReplicas
 }
 
+// Searches reports whether the policy searches the trace in hindsight
+// before its replay (optimal): its search replays seed policies side by
+// side (Config.SearchAtOnce), each holding a replay's backlog.
+func (p Policy) Searches() bool { return p.search }
+
 // env is what a Policy builds its Controller from.
 type env struct {
 	cfg Config

@@ -66,12 +66,13 @@ type Config struct {
 	SearchAtOnce int
 	// Size, when set, sizes RunAll's and RunAllPD's replays to the memory
 	// a command may take, once before they start: given how many there
-	// are, each of pools pools (1; 2 for a P/D pair), and requests, which
-	// counts the trace's requests up to MaxBacklog (a pass over it; 0 when
-	// it fails), it returns how many run at once, each one's backlog bound
-	// and SearchAtOnce. Nil: all at once, each at MaxBacklog. Run does not
-	// read it.
-	Size func(n, pools int, requests func() int64) Sizing
+	// are, each of pools pools (1; 2 for a P/D pair), whether one of them
+	// searches (Policy.Searches: optimal, whose seeds SearchAtOnce sizes),
+	// and requests, which counts the trace's requests up to MaxBacklog (a
+	// pass over it; 0 when it fails), it returns how many run at once,
+	// each one's backlog bound and SearchAtOnce. Nil: all at once, each at
+	// MaxBacklog. Run does not read it.
+	Size func(n, pools int, search bool, requests func() int64) Sizing
 
 	duration float64         // the trace's declared duration
 	ctx      context.Context // Run's, for controllers that search before the replay (optimal)
@@ -431,24 +432,25 @@ func (s *sim) replay(ctx context.Context) (Result, error) {
 // policy's share done (now/end, 1). Each replay is independent, so the
 // results are the same whatever the parallelism. The first error wins.
 func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
-	return runAll(ctx, src, len(pols), 1, cfg, func(i int, cfg Config) (Result, error) { return Run(ctx, src, pols[i], cfg) })
+	return runAll(ctx, src, len(pols), 1, slices.ContainsFunc(pols, Policy.Searches), cfg, func(i int, cfg Config) (Result, error) { return Run(ctx, src, pols[i], cfg) })
 }
 
 // RunAllPD is RunAll for P/D pairs: src replayed under every pair policy
 // (RunPD with pd), in policy order, with RunAll's progress and errors.
 func RunAllPD(ctx context.Context, src trace.Source, pols []PDPolicy, cfg Config, pd PDConfig) ([]PDResult, error) {
-	return runAll(ctx, src, len(pols), 2, cfg, func(i int, cfg Config) (PDResult, error) { return RunPD(ctx, src, pols[i], cfg, pd) })
+	return runAll(ctx, src, len(pols), 2, slices.ContainsFunc(pols, PDPolicy.Searches), cfg, func(i int, cfg Config) (PDResult, error) { return RunPD(ctx, src, pols[i], cfg, pd) })
 }
 
 // runAll runs run(i, cfg) for i in [0, n), each in its own goroutine, as
 // many at once and with the backlog bound cfg.Size gives for n replays of
-// pools pools over src (all, MaxBacklog without it), cfg's Progress
+// pools pools over src, search when one of them searches (all,
+// MaxBacklog without it), cfg's Progress
 // reporting the least advanced run's share; the results in order, or the
 // first error.
-func runAll[R any](ctx context.Context, src trace.Source, n, pools int, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
+func runAll[R any](ctx context.Context, src trace.Source, n, pools int, search bool, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
 	atOnce := n
 	if cfg.Size != nil {
-		s := cfg.Size(n, pools, func() int64 {
+		s := cfg.Size(n, pools, search, func() int64 {
 			c, err := trace.Count(ctx, src, MaxBacklog)
 			if err != nil {
 				return 0

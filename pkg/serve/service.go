@@ -41,7 +41,7 @@ type Options struct {
 	// ReplaySize, when set, sizes the in-process tuning runs' replays to
 	// the process's memory (Tuning.Size) [none: tune.TargetOptions'
 	// Workers at once, each at replay.MaxBacklog].
-	ReplaySize func(w io.Writer, n, pools int, requests func() int64) replay.Sizing
+	ReplaySize func(w io.Writer, n, pools int, search bool, requests func() int64) replay.Sizing
 	// Audit receives one JSON line per decision (nil: none).
 	Audit io.Writer
 	// Version is the build version for infscale_build_info.

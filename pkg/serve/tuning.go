@@ -141,13 +141,14 @@ type Tuning struct {
 	StateDir string
 	// Size, when set, sizes a run's replays to the process's memory, as
 	// tune --shard's are (fewer at once than Options.Workers, or a lowered
-	// backlog bound): n replays at once, each of pools pools, over a trace
-	// of requests() requests, saying why on w when that costs something;
+	// backlog bound): n replays at once, each of pools pools, search when
+	// one searches (never in a tuning run), over a trace of requests()
+	// requests, saying why on w when that costs something;
 	// what it writes is logged as a warning naming the target. Without
 	// it a run of a busy target's week could take more than a small
 	// serve's memory limit and have the process, decisions with it,
 	// OOM-killed. Ignored when Options.Size is set.
-	Size func(w io.Writer, n, pools int, requests func() int64) replay.Sizing
+	Size func(w io.Writer, n, pools int, search bool, requests func() int64) replay.Sizing
 
 	mu     sync.Mutex
 	saveMu sync.Mutex // one save at a time
@@ -1242,10 +1243,10 @@ func (l *Loop) SetTuning(tn *Tuning) {
 
 // sizer is Size as tune.TargetOptions.Size takes it for target's run:
 // what Size says is logged as one warning naming the target.
-func (tn *Tuning) sizer(target string) func(n, pools int, requests func() int64) replay.Sizing {
-	return func(n, pools int, requests func() int64) replay.Sizing {
+func (tn *Tuning) sizer(target string) func(n, pools int, search bool, requests func() int64) replay.Sizing {
+	return func(n, pools int, search bool, requests func() int64) replay.Sizing {
 		var note strings.Builder
-		s := tn.Size(&note, n, pools, requests)
+		s := tn.Size(&note, n, pools, search, requests)
 		if msg := strings.TrimSpace(note.String()); msg != "" {
 			tn.logger().Warn("tuning run sized to the memory limit", "target", target, "note", strings.TrimPrefix(msg, "note: "))
 		}

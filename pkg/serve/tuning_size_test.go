@@ -22,7 +22,7 @@ func TestTuningSizerLogsNote(t *testing.T) {
 	var log buftest.Buffer
 	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
 	var asked []int64
-	tn.Size = func(w io.Writer, n, pools int, requests func() int64) replay.Sizing {
+	tn.Size = func(w io.Writer, n, pools int, _ bool, requests func() int64) replay.Sizing {
 		asked = append(asked, int64(n), int64(pools), requests())
 		if n > 1 {
 			fmt.Fprintln(w, "note: one replay at its backlog bound takes more than this process may still take")
@@ -30,7 +30,7 @@ func TestTuningSizerLogsNote(t *testing.T) {
 		}
 		return replay.Sizing{AtOnce: 1, Backlog: replay.MaxBacklog}
 	}
-	got := tn.sizer("chat")(2, 1, func() int64 { return 1200 })
+	got := tn.sizer("chat")(2, 1, false, func() int64 { return 1200 })
 	if want := (replay.Sizing{AtOnce: 1, Backlog: 7, SearchAtOnce: 1}); got != want {
 		t.Errorf("sizing %+v, want Size's %+v", got, want)
 	}
@@ -42,7 +42,7 @@ func TestTuningSizerLogsNote(t *testing.T) {
 		t.Errorf("log %q: want %s", log.String(), want)
 	}
 	before := log.String()
-	tn.sizer("chat")(1, 1, func() int64 { return 10 })
+	tn.sizer("chat")(1, 1, false, func() int64 { return 10 })
 	if log.String() != before {
 		t.Errorf("a sizing that costs nothing logged %q, want nothing", log.String())
 	}

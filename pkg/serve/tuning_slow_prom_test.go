@@ -81,7 +81,10 @@ func TestTuningRunLongerThanEvery(t *testing.T) {
 	// ReplaySize, planReplays): asked for Workers (2) replays of one
 	// pool, answered with what no budget changes.
 	var sized []int
-	tn.Size = func(_ io.Writer, n, pools int, _ func() int64) replay.Sizing {
+	tn.Size = func(_ io.Writer, n, pools int, search bool, _ func() int64) replay.Sizing {
+		if search {
+			t.Errorf("Size(%d, %d): a tuning run's replays search; none do", n, pools)
+		}
 		sized = append(sized, n*10+pools)
 		return replay.Sizing{AtOnce: n, Backlog: replay.MaxBacklog}
 	}

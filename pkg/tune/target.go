@@ -110,7 +110,7 @@ type TargetOptions struct {
 	// Size, when set, is Config.Replay.Size: it sizes the replays to the
 	// process's memory (fewer at once than Workers, or a lowered backlog
 	// bound) [none: Workers at once, each at replay.MaxBacklog].
-	Size func(n, pools int, requests func() int64) replay.Sizing
+	Size func(n, pools int, search bool, requests func() int64) replay.Sizing
 	// Seed draws the arrivals within a step and the burst copies [1].
 	Seed uint64
 	// Space is the search space [DefaultSpace].

@@ -141,7 +141,8 @@ func (c Config) sized(ctx context.Context, src trace.Source, pools int) Config {
 	for _, s := range c.Stress {
 		k = max(k, math.Ceil(s.Bursts))
 	}
-	s := c.Replay.Size(c.Workers, pools, func() int64 {
+	// No tuning replay searches: candidates are infscale policies.
+	s := c.Replay.Size(c.Workers, pools, false, func() int64 {
 		n, err := trace.Count(ctx, src, replay.MaxBacklog)
 		if err != nil {
 			return 0
