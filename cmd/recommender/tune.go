@@ -116,7 +116,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return err
 	}
 	var model *replica.Replica
-	src, serve, err := c.source(e, func(r *config.Replica) (err error) {
+	src, requests, serve, err := c.source(e, func(r *config.Replica) (err error) {
 		c.fromTarget(r, true)
 		if model, err = c.Replica(); err != nil {
 			return err
@@ -129,7 +129,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return err
 	}
 	if c.PD {
-		return c.runPD(e, src, stress, model, format)
+		return c.runPD(e, src, requests, stress, model, format)
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
 	var space tune.Space // the default
@@ -140,6 +140,7 @@ func (c *TuneCmd) Run(e *env) error {
 	var shed []string         // said after the progress line, as simulate says them
 	var notes strings.Builder // the memory budget's, said there too
 	rep, err := tune.Run(e.ctx, src, tune.Config{
+		Requests:   requests,
 		Space:      space,
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Size: replaySizer(&notes)},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
@@ -182,32 +183,33 @@ func tuneRunError(err error) error {
 }
 
 // source is --trace (as simulate reads it) or the Prometheus history (as
-// backtest reads it), and where the printed serve config reads the
-// target's series (the history's; empty for a trace). replica is called
+// backtest reads it), the requests simulate's read counted (its source:
+// a file or a --window; 0 otherwise), and where the printed serve config
+// reads the target's series (the history's; empty for a trace). replica is called
 // once the flags are checked and before the history is fetched, with the
 // --config target's replica: (nil: none).
-func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Source, tune.Serve, error) {
+func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Source, int64, tune.Serve, error) {
 	hist := c.PrometheusURL != "" || c.PrometheusRangeFlags.Config != ""
 	switch {
 	case c.Trace != "" && hist:
-		return trace.Source{}, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
+		return trace.Source{}, 0, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
 	case c.Trace != "":
 		if name := historyGiven(e.given); name != "" {
-			return trace.Source{}, tune.Serve{}, invalidf("--%s chooses a Prometheus history; with --trace it would be ignored (give one source)", name)
+			return trace.Source{}, 0, tune.Serve{}, invalidf("--%s chooses a Prometheus history; with --trace it would be ignored (give one source)", name)
 		}
 		if err := replica(nil); err != nil {
-			return trace.Source{}, tune.Serve{}, err
+			return trace.Source{}, 0, tune.Serve{}, err
 		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, Sort: c.Sort, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
-		src, _, err := sim.source(e.ctx, e.stderr)
+		src, requests, err := sim.source(e.ctx, e.stderr)
 		if err == nil {
 			err = checkPeriodSpan(e.given, c.Period, src.Duration)
 		}
-		return src, tune.Serve{}, err
+		return src, requests, tune.Serve{}, err
 	case !hist:
-		return trace.Source{}, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
+		return trace.Source{}, 0, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
 	case c.RateScale != 1 || c.Window != "" || c.Sort:
-		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale, --window and --sort apply to --trace; for history choose --start and --end")
+		return trace.Source{}, 0, tune.Serve{}, invalidf("--rate-scale, --window and --sort apply to --trace; for history choose --start and --end")
 	}
 	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
 	res, err := c.resolve(e.given, e.stderr)
@@ -215,18 +217,18 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		err = checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds())
 	}
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, err
+		return trace.Source{}, 0, tune.Serve{}, err
 	}
 	res.warn(e.stderr)
 	c.fromTune(e, res.tune)
 	switch {
 	case res.pair == nil && c.PD:
-		return trace.Source{}, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
+		return trace.Source{}, 0, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
 	case res.pair == nil && e.given["kv-link"]:
-		return trace.Source{}, tune.Serve{}, invalidf("--kv-link goes with --pd (a pair target)")
+		return trace.Source{}, 0, tune.Serve{}, invalidf("--kv-link goes with --pd (a pair target)")
 	}
 	if err := replica(res.replica); err != nil {
-		return trace.Source{}, tune.Serve{}, err
+		return trace.Source{}, 0, tune.Serve{}, err
 	}
 	if res.pair != nil {
 		// A pair's history is tuned as tune --pd tunes a trace.
@@ -235,7 +237,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		w, st, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
 		prog.Done()
 		if err != nil {
-			return trace.Source{}, tune.Serve{}, err
+			return trace.Source{}, 0, tune.Serve{}, err
 		}
 		warnRead(e.stderr, st)
 		// Each pool's parts as one pool's (tune.PartsCovered): the
@@ -248,7 +250,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 			w    backtest.Workload
 		}{{"prefill", w.Workload}, {"decode", dec}} {
 			if err := tune.PartsCovered(p.w, c.Holdout); err != nil {
-				return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %s, the %s pool: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w.Workload), p.role, err)
+				return trace.Source{}, 0, tune.Serve{}, fmt.Errorf("tune: %s, the %s pool: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w.Workload), p.role, err)
 			}
 		}
 		name := historyName(w.Workload)
@@ -257,7 +259,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		} else {
 			name += " (P/D pair)"
 		}
-		return w.Source(name, c.Seed), tune.Serve{}, nil
+		return w.Source(name, c.Seed), 0, tune.Serve{}, nil
 	}
 	prog := c.queryLine(e.stderr)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
@@ -265,21 +267,21 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	})
 	prog.Done()
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
+		return trace.Source{}, 0, tune.Serve{}, fmt.Errorf("tune: %w", err)
 	}
 	warnRead(e.stderr, st) // also before a reconstruction that fails: it may say why
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
+		return trace.Source{}, 0, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
 	// The rule tune --shard and serve apply (one place: tune.PartsCovered):
 	// a part mostly gaps would judge the candidates on flat traffic the
 	// reconstruction made up. Before, tune said "holds" on a day 62% gaps,
 	// screening windows inside the gap.
 	if err := tune.PartsCovered(w, c.Holdout); err != nil {
-		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %s: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w), err)
+		return trace.Source{}, 0, tune.Serve{}, fmt.Errorf("tune: %s: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w), err)
 	}
-	return w.Source(historyName(w), c.Seed), res.serve, nil
+	return w.Source(historyName(w), c.Seed), 0, res.serve, nil
 }
 
 // warnRead prints on stderr what the history read warned of, as backtest's
@@ -457,9 +459,10 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	return out, nil
 }
 
-// runPD is tune --pd: the pair's targets searched on src (tune.RunPD),
-// the screened rows drawn to --plot in format.
-func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica, format string) error {
+// runPD is tune --pd: the pair's targets searched on src (tune.RunPD; its
+// requests when counted, 0 unknown), the screened rows drawn to --plot in
+// format.
+func (c *TuneCmd) runPD(e *env, src trace.Source, requests int64, stress []tune.Stress, model *replica.Replica, format string) error {
 	link, err := kvLink(c.KVLink, model)
 	if err != nil {
 		return err
@@ -468,6 +471,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 	var shed []string         // said after the progress line, as simulate says them
 	var notes strings.Builder // the memory budget's, said there too
 	rep, err := tune.RunPD(e.ctx, src, tune.Config{
+		Requests:   requests,
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Size: replaySizer(&notes)},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Stress: stress,
 		Baselines: tune.PDBaselines,

@@ -32,6 +32,11 @@ import (
 type Config struct {
 	// Replay is the replay's setting (replica model, SLO, period).
 	Replay replay.Config
+	// Requests is the trace's requests when the caller counted them
+	// already (tune --trace's up-front read of a file or a --window), so
+	// that sizing the replays (Replay.Size) takes no second pass; 0:
+	// unknown, counted when Size asks.
+	Requests int64
 	// MaxMissPct is the miss budget in percent of requests, 0 to 100
 	// (0: no miss at all); nil is DefaultMaxMissPct.
 	MaxMissPct *float64
@@ -129,7 +134,8 @@ func (c Config) defaults() Config {
 
 // sized is c with Workers, Replay.MaxBacklog and SearchAtOnce as Replay.Size gives
 // them for Workers replays at once, each of pools pools, over src (c as
-// it is without Size). No replay holds more requests than the largest
+// it is without Size); src's requests are c.Requests when known, else a
+// pass counts them. No replay holds more requests than the largest
 // copy of src it replays: src's, times the largest bursts stress rounded
 // up (AmplifyBursts copies a request at most ceil(k) - 1 times; rate and
 // gaps copies keep the count).
@@ -143,9 +149,12 @@ func (c Config) sized(ctx context.Context, src trace.Source, pools int) Config {
 	}
 	// No tuning replay searches: candidates are infscale policies.
 	s := c.Replay.Size(c.Workers, pools, false, func() int64 {
-		n, err := trace.Count(ctx, src, replay.MaxBacklog)
-		if err != nil {
-			return 0
+		n := c.Requests
+		if n <= 0 {
+			var err error
+			if n, err = trace.Count(ctx, src, replay.MaxBacklog); err != nil {
+				return 0
+			}
 		}
 		return min(int64(float64(n)*k), replay.MaxBacklog)
 	})
