@@ -6,7 +6,8 @@
 // the last write, and on some file systems leave the path empty;
 // WriteDurable syncs the data before the rename and the directory after
 // it, for a file a later run depends on (decide's --state); RemoveDurable
-// syncs the directory after a removal. Windows cannot sync a directory:
+// syncs the directory after a removal, MkdirDurable the parent after a
+// directory's creation. Windows cannot sync a directory:
 // there only the file's data is synced (NTFS journals the rename).
 package atomicfile
 
@@ -91,6 +92,35 @@ func RemoveDurable(path string) error {
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: removed, but its directory not synced: %w", path, err)
+	}
+	return nil
+}
+
+// MkdirDurable creates dir and its missing parents (os.MkdirAll, mode
+// 0755) and syncs the parent of each directory it created, outermost
+// first, so that a power loss cannot take a new directory away with the
+// files WriteDurable then puts in it (their syncs reach the directory,
+// not the entry naming it). An existing dir is no error and syncs
+// nothing. On Windows the directories are only created (syncDir). Errors:
+// os.MkdirAll's; "DIR: created, but its parent not synced: ERR".
+func MkdirDurable(dir string) error {
+	var created []string // missing before, innermost first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(created[i])); err != nil {
+			return fmt.Errorf("%s: created, but its parent not synced: %w", created[i], err)
+		}
 	}
 	return nil
 }

@@ -17,19 +17,28 @@ import (
 )
 
 // TestTuningStateWrittenDurably: tune/NAME.json is written with the data
-// and the rename synced (atomicfile.WriteDurable): after a crash a plain
-// atomic write may leave it empty, and the next start would forget the
-// target's adoption and revert. An adoption writes it through that write.
+// and the rename synced (atomicfile.WriteDurable), in a tune/ created with
+// the state dir synced after (atomicfile.MkdirDurable): after a crash a
+// plain atomic write may leave it empty, an unsynced tune/ lose it with
+// the directory, and the next start would forget the target's adoption
+// and revert. An adoption writes it through those two.
 func TestTuningStateWrittenDurably(t *testing.T) {
 	if reflect.ValueOf(writeTuneState).Pointer() != reflect.ValueOf(atomicfile.WriteDurable).Pointer() {
 		t.Fatal("the tuning state is not written with atomicfile.WriteDurable")
 	}
-	var wrote []string
-	old := writeTuneState
-	t.Cleanup(func() { writeTuneState = old })
+	if reflect.ValueOf(mkdirTuneState).Pointer() != reflect.ValueOf(atomicfile.MkdirDurable).Pointer() {
+		t.Fatal("tune/ is not created with atomicfile.MkdirDurable (its parent synced)")
+	}
+	var wrote, made []string
+	old, oldMkdir := writeTuneState, mkdirTuneState
+	t.Cleanup(func() { writeTuneState, mkdirTuneState = old, oldMkdir })
 	writeTuneState = func(path string, data []byte) error {
 		wrote = append(wrote, path)
 		return old(path, data)
+	}
+	mkdirTuneState = func(dir string) error {
+		made = append(made, dir)
+		return oldMkdir(dir)
 	}
 	results, state := t.TempDir(), t.TempDir()
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
@@ -52,6 +61,9 @@ func TestTuningStateWrittenDurably(t *testing.T) {
 	tn.Step(ctx)
 	if want := filepath.Join(state, "tune", "chat.json"); !slices.Contains(wrote, want) {
 		t.Errorf("writes %v, want %s among them", wrote, want)
+	}
+	if want := filepath.Join(state, "tune"); !slices.Contains(made, want) {
+		t.Errorf("directories made %v, want %s among them", made, want)
 	}
 }
 

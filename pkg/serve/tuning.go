@@ -451,6 +451,13 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 // matters. A variable for the test that it is the durable one.
 var writeTuneState = atomicfile.WriteDurable
 
+// mkdirTuneState creates tune/ before its first NAME.json with the state
+// dir synced after (atomicfile.MkdirDurable): the file's own syncs reach
+// tune/, not the state dir's entry naming it, so after a node crash the
+// first file could be lost with its new directory. A variable for the
+// test that it is the durable one.
+var mkdirTuneState = atomicfile.MkdirDurable
+
 // removeTuneState removes tune/NAME.json with its directory synced after
 // (atomicfile.RemoveDurable): the file goes when its target's result is
 // dropped or its tune: block removed, and one brought back by a crash
@@ -501,7 +508,7 @@ func (tn *Tuning) save() {
 		} else {
 			var b []byte
 			if b, err = json.MarshalIndent(f.sv, "", "  "); err == nil {
-				if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				if err = mkdirTuneState(filepath.Dir(path)); err == nil {
 					err = writeTuneState(path, append(b, '\n'))
 				}
 			}
