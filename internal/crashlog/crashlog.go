@@ -33,7 +33,8 @@ func SetLogger(log *slog.Logger) { process.Store(log) }
 // turns a panic in it into one record on log at level ERROR, with msg
 // "panic", the panic value as "panic" (its %v), the panicking goroutine's
 // stack as one string, "stack", and "exit_code" (as the "exiting" record
-// of an error, cmd/recommender), and then ends the process with ExitCode. Nothing is recovered to carry on: the panic ends the process
+// of an error, cmd/recommender), and then ends the process with
+// ExitCode. Nothing is recovered to carry on: the panic ends the process
 // as it did, only its trace is a record. It does nothing when there is no
 // panic; with a nil log it panics again (Go's own trace).
 func Handle(log *slog.Logger) { handle(log, recover()) }
