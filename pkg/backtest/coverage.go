@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -96,40 +97,28 @@ func coverage(g Grid, series []Series, threshold time.Duration) Coverage {
 // begin at a sample before start: timestamp() looks back), and a span in
 // two gaps (a counter's and a gauge's) counts once.
 func covered(start, end time.Time, gaps ...[]Gap) float64 {
-	var in []Gap
+	// Offsets from start, clipped to the range: durations order with
+	// min and max.
+	span := end.Sub(start)
+	type part struct{ from, to time.Duration }
+	var in []part
 	for _, gs := range gaps {
 		for _, gp := range gs {
-			from, to := maxTime(gp.From, start), minTime(gp.To, end)
-			if to.After(from) {
-				in = append(in, Gap{from, to})
+			from, to := max(gp.From.Sub(start), 0), min(gp.To.Sub(start), span)
+			if to > from {
+				in = append(in, part{from, to})
 			}
 		}
 	}
-	slices.SortFunc(in, func(a, b Gap) int { return a.From.Compare(b.From) })
-	var missing time.Duration
-	var reach time.Time // the end of the union so far
-	for _, gp := range in {
-		from := maxTime(gp.From, reach)
-		if gp.To.After(from) {
-			missing += gp.To.Sub(from)
+	slices.SortFunc(in, func(a, b part) int { return cmp.Compare(a.from, b.from) })
+	var missing, reach time.Duration // reach: the end of the union so far
+	for _, p := range in {
+		if from := max(p.from, reach); p.to > from {
+			missing += p.to - from
 		}
-		reach = maxTime(reach, gp.To)
+		reach = max(reach, p.to)
 	}
-	return min(max(1-missing.Seconds()/end.Sub(start).Seconds(), 0), 1)
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	return min(max(1-missing.Seconds()/span.Seconds(), 0), 1)
 }
 
 // gaugeGaps finds the spans in which the in-flight gauges had no sample:
