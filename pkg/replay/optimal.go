@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -217,6 +218,7 @@ func seedSchedules(ctx context.Context, e env, bar scheduleResult, prog func(flo
 			continue
 		}
 		wg.Go(func() {
+			defer crashlog.Recover()
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			out[i].s, out[i].r, out[i].ok, out[i].err = seedOne(ctx, e, pol, bar)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -481,6 +482,7 @@ func runAll[R any](ctx context.Context, src trace.Source, n, pools int, search b
 			}
 		}
 		wg.Go(func() {
+			defer crashlog.Recover() // serve's tuning replays
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			if res[i], errs[i] = run(i, cfg); errs[i] == nil && cfg.Progress != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/bodyexcerpt"
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
@@ -232,6 +233,7 @@ func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.R
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer crashlog.Recover()
 			pages[i], errs[i] = Load(ctx, client, src, stdin, server)
 			if errs[i] != nil {
 				pages[i] = nil

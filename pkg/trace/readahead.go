@@ -3,6 +3,8 @@ package trace
 import (
 	"errors"
 	"sync"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // ReadAheadBatch is the number of requests ReadAhead's goroutine reads per
@@ -20,7 +22,7 @@ const ReadAheadBatch = 2048
 func ReadAhead(rd Reader) Reader {
 	a := &readAhead{rd: rd, full: make(chan batch, 2), free: make(chan []Request, 3), done: make(chan struct{})}
 	a.wg.Add(1)
-	go a.fill()
+	go func() { defer crashlog.Recover(); a.fill() }() // serve's tuning replays
 	return a
 }
 

@@ -1,0 +1,124 @@
+package crashlog
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// unguarded lists the goroutines (file, enclosing function) that need no
+// guard, each with why: a goroutine that cannot panic, or code no
+// long-running command runs.
+var unguarded = map[string]string{
+	"pkg/activator/activator.go WaitUpgrades": "only waits on a WaitGroup and closes a channel",
+	"pkg/activator/websocket.go newWSConn":    "the ctx watcher only selects on channels and closes a conn",
+	"pkg/serve/service.go Run":                "srv.Serve: net/http recovers a handler's panic; reload recovers its own (the running config kept)",
+	"cmd/recommender/activator.go Run":        "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
+	"cmd/recommender/main.go main":            "waits for the signal context and stops it",
+	"cmd/recommender/simulate.go":             "infscale simulate, a one-shot command: Go's own trace",
+	"pkg/load/load.go":                        "infscale load, a one-shot command: Go's own trace",
+	"pkg/fleet":                               "infscale fleet, a loopback test harness: Go's own trace",
+	"cmd/recommender/fleet.go":                "infscale fleet, a loopback test harness: Go's own trace",
+	"cmd/recommender/internal/demo":           "serve --demo's loopback fleet, load and serve: Go's own trace",
+	"pkg/kube/kubefake":                       "a test server",
+	"internal/promtest":                       "a test helper",
+}
+
+// TestEveryGoroutineGuarded: every goroutine the module's non-test code
+// starts (a go statement, or a Go method given a func literal: WaitGroup's,
+// errgroup's) defers a crashlog call at the top of its body, or is listed
+// in unguarded with the reason. Recover re-panics when no logger is set,
+// so a guard changes nothing for a one-shot command; an unguarded
+// goroutine in serve or the activator writes Go's plain-text trace, which
+// a JSON log pipeline drops (docs/serve.md, "Panics").
+func TestEveryGoroutineGuarded(t *testing.T) {
+	root := "../.."
+	seen := map[string]bool{}
+	for _, dir := range []string{"pkg", "internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				return err
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					call, what := goroutine(n)
+					if call == nil {
+						return true
+					}
+					for k := range unguarded {
+						if k == rel+" "+fn.Name.Name || k == rel || strings.HasPrefix(rel, k+"/") {
+							seen[k] = true
+							return true
+						}
+					}
+					if !guarded(call) {
+						t.Errorf("%s (%s): %s without a deferred crashlog.Handle or crashlog.Recover at the top of its body; add one, or list it in unguarded with why", fset.Position(n.Pos()), fn.Name.Name, what)
+					}
+					return true
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key := range unguarded {
+		if !seen[key] {
+			t.Errorf("unguarded lists %q, which starts no goroutine now: remove it", key)
+		}
+	}
+}
+
+// goroutine returns the function a goroutine runs when n starts one: a go
+// statement's call, or the func literal given to a method named Go.
+func goroutine(n ast.Node) (ast.Expr, string) {
+	switch n := n.(type) {
+	case *ast.GoStmt:
+		return n.Call.Fun, "go statement"
+	case *ast.CallExpr:
+		if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Go" && len(n.Args) == 1 {
+			if lit, ok := n.Args[0].(*ast.FuncLit); ok {
+				return lit, types.ExprString(sel.X) + ".Go"
+			}
+		}
+	}
+	return nil, ""
+}
+
+// guarded reports whether fun is a func literal whose body defers
+// crashlog.Handle or crashlog.Recover among its top-level statements.
+func guarded(fun ast.Expr) bool {
+	lit, ok := fun.(*ast.FuncLit)
+	if !ok {
+		return false
+	}
+	for _, st := range lit.Body.List {
+		d, ok := st.(*ast.DeferStmt)
+		if !ok {
+			continue
+		}
+		if sel, ok := d.Call.Fun.(*ast.SelectorExpr); ok {
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "crashlog" && (sel.Sel.Name == "Handle" || sel.Sel.Name == "Recover") {
+				return true
+			}
+		}
+	}
+	return false
+}
