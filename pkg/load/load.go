@@ -207,7 +207,8 @@ func (c *Config) defaults() error {
 	if c.Client == nil {
 		n := max(c.Concurrency, 64)
 		c.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxIdleConns: n, DisableCompression: true,
-			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
+			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	c.URL = strings.TrimRight(c.URL, "/")
 	return nil
@@ -241,6 +242,9 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
+	}
+	if err := redirected(resp, "/v1/models"); err != nil {
+		return "", fmt.Errorf("load: GET %s/v1/models: %w", strings.TrimRight(base, "/"), err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
@@ -672,6 +676,10 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	defer resp.Body.Close()
+	if err := redirected(resp, path); err != nil {
+		rec.Err = err
+		return rec
+	}
 	if resp.StatusCode != http.StatusOK {
 		// An excerpt: a proxy's error page is a screenful of HTML.
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
@@ -774,6 +782,29 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		rec.OutputTokens = usageTokens
 	}
 	return rec
+}
+
+// redirected returns an error for a redirect (a 3xx with a Location) of
+// the request to path, nil for any other answer. Load's client does not
+// follow redirects: a 301, 302 or 303 turns the POST into a GET (which a
+// server answers 405, hiding the redirect), and one to another host would
+// leave the loopback check behind (CheckLoopback). The error names where
+// the server redirects and the base URL to give instead.
+func redirected(resp *http.Response, path string) error {
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return nil
+	}
+	loc, err := resp.Location()
+	if err != nil {
+		return nil // no Location: not a redirect to follow, a status like any other
+	}
+	base := loc.String()
+	if strings.HasSuffix(loc.Path, path) && loc.RawQuery == "" && loc.Fragment == "" {
+		u := *loc
+		u.Path, u.RawPath = strings.TrimSuffix(loc.Path, path), ""
+		base = u.String()
+	}
+	return fmt.Errorf("%s: the server redirects to %s, which load does not follow (a 301, 302 or 303 turns the POST into a GET, and a redirect may leave loopback): give %s as the URL", resp.Status, loc, base)
 }
 
 // CheckLoopback refuses a URL whose host is not a loopback address (or a
