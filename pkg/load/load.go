@@ -640,6 +640,12 @@ func (r *runner) one(ctx context.Context, j job) Record {
 	return rec
 }
 
+// maxChunks is the most text chunks a request of max_tokens output may
+// stream: twice max_tokens and 16 more, room for a server that splits a
+// token's text in two. A text chunk carries at least one token, so a
+// stream past it ignores max_tokens (and ignore_eos would not end it).
+func maxChunks(output int) int { return 2*output + 16 }
+
 // doneDrain bounds the read of a response's rest after data: [DONE].
 const doneDrain = time.Second
 
@@ -738,6 +744,13 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		}
 		if !text {
 			continue
+		}
+		if chunks == maxChunks(j.output) {
+			// A server that ignores max_tokens streams on until the
+			// timeout, its intervals kept a float each: tens of MB a
+			// second of a fast stream, gigabytes at a few clients.
+			rec.Err = fmt.Errorf("the server streamed more than %d text chunks for max_tokens %d: it does not honour max_tokens (each text chunk carries at least one token)", chunks, j.output)
+			return rec
 		}
 		if chunks == 0 {
 			rec.TTFT = now.Sub(start).Seconds()
