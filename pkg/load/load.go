@@ -721,6 +721,11 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		now := time.Now()
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
+			if sc.Err() != nil {
+				// The rest of a line the read broke off in (the timeout, a
+				// reset): said below as what broke it, not a bad chunk.
+				break
+			}
 			rec.Err = fmt.Errorf("bad stream chunk after %d text chunks: %v: %s", chunks, err, bodyexcerpt.Excerpt("", "", data))
 			return rec
 		}
