@@ -593,6 +593,9 @@ type chunk struct {
 			Reasoning        string `json:"reasoning"`
 			ReasoningContent string `json:"reasoning_content"`
 		} `json:"delta"`
+		// FinishReason is vLLM's stop, length, abort, error or
+		// repetition (raw: a server may send an object).
+		FinishReason json.RawMessage `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     int `json:"prompt_tokens"`
@@ -622,6 +625,18 @@ func (c chunk) streamError() string {
 	}
 	if c.Object == "error" {
 		return cmp.Or(c.Message, "(no message)")
+	}
+	return ""
+}
+
+// givenUp returns the finish_reason of a choice of c the server gave up
+// on ("abort" or "error", vLLM's FinishReason), "" when none did.
+func (c chunk) givenUp() string {
+	for _, ch := range c.Choices {
+		var why string
+		if json.Unmarshal(ch.FinishReason, &why) == nil && (why == "abort" || why == "error") {
+			return why
+		}
 	}
 	return ""
 }
@@ -733,6 +748,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 			// The server gave up on the request mid-stream: a failure,
 			// not an answer cut short that reads as a success.
 			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyexcerpt.Excerpt("", "", []byte(msg)))
+			return rec
+		}
+		if why := c.givenUp(); why != "" {
+			// vLLM ends a request it aborted (a pause, a shutdown) with
+			// finish_reason abort: an answer cut short, not a success.
+			rec.Err = fmt.Errorf("the server ended the request with finish_reason %q after %d text chunks (it aborted it: was it paused, restarted or overloaded?)", why, chunks)
 			return rec
 		}
 		if c.Usage != nil {
