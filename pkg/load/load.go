@@ -661,6 +661,16 @@ func (r *runner) one(ctx context.Context, j job) Record {
 // stream past it ignores max_tokens (and ignore_eos would not end it).
 func maxChunks(output int) int { return 2*output + 16 }
 
+// statusHints says what to do about a status that is no fault of the
+// model's serving: the request never reached it, or a gateway refused it.
+var statusHints = map[int]string{
+	http.StatusUnauthorized: "load sends no API key: test a server started without --api-key, or port-forward past the gateway that asks for one",
+	http.StatusForbidden:    "load sends no API key: test a server started without --api-key, or port-forward past the gateway that asks for one",
+	http.StatusNotFound:     "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)",
+	http.StatusTooManyRequests: "the server or a gateway before it limits the request rate: what is measured is the limit, not the model; " +
+		"lift it for the test or load below it",
+}
+
 // doneDrain bounds the read of a response's rest after data: [DONE].
 const doneDrain = time.Second
 
@@ -707,6 +717,9 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		rec.Err = errors.New(resp.Status)
 		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
 			rec.Err = fmt.Errorf("%s: %s", resp.Status, ex)
+		}
+		if hint := statusHints[resp.StatusCode]; hint != "" {
+			rec.Err = fmt.Errorf("%w (%s)", rec.Err, hint)
 		}
 		return rec
 	}
