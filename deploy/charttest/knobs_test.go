@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -503,5 +504,42 @@ func TestNameOverridesSchema(t *testing.T) {
 	}
 	if n := only[*appsv1.Deployment](t, render(t, "fullnameOverride: infscale-prod\n")).Name; n != "infscale-prod" {
 		t.Errorf("fullnameOverride infscale-prod: Deployment %q", n)
+	}
+}
+
+// TestPollingIntervalSchema: the chart's pollingInterval (and its old name
+// interval) is serve's decision period, a Prometheus duration or integer
+// seconds (docs/config.md). Any string rendered: `pollingInterval: 15
+// seconds` reached the ConfigMap and was refused only by the config check's
+// hook (or, with the check off, by serve at start, crash-looping). A
+// malformed one is refused at render naming the value; integer seconds
+// are checked against serve's 1 s to 1 h. Accepted forms load through
+// serve's own loader as the period worked out by hand.
+func TestPollingIntervalSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"pollingInterval: 15 seconds\n", "at '/pollingInterval': '15 seconds' does not match pattern"},
+		{"pollingInterval: 1.5m\n", "at '/pollingInterval': '1.5m' does not match pattern"},
+		{"pollingInterval: -15s\n", "at '/pollingInterval': '-15s' does not match pattern"},
+		{"pollingInterval: ''\n", "at '/pollingInterval'"},
+		{"pollingInterval: 0\n", "at '/pollingInterval': minimum: got 0, want 1"},
+		{"pollingInterval: 3601\n", "at '/pollingInterval': maximum: got 3,601, want 3,600"},
+		{"interval: 30 s\n", "at '/interval': '30 s' does not match pattern"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		values string
+		want   time.Duration
+	}{
+		{"pollingInterval: 30\n", 30 * time.Second},
+		{"pollingInterval: '15'\n", 15 * time.Second},
+		{"pollingInterval: 1m30s\n", 90 * time.Second},
+		{"pollingInterval: 3600\n", time.Hour},
+	} {
+		if got := serveConfig(t, render(t, c.values)).IntervalDuration(); got != c.want {
+			t.Errorf("%q: serve's period %v, want %v", c.values, got, c.want)
+		}
 	}
 }
