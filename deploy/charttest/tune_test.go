@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robfig/cron/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 )
@@ -284,5 +285,60 @@ func TestTuneShardsFailAlone(t *testing.T) {
 	js = only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, backoffLimit: 10, backoffLimitPerIndex: 0, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec
 	if js.BackoffLimit == nil || *js.BackoffLimit != 10 || *js.BackoffLimitPerIndex != 0 {
 		t.Errorf("backoffLimit %v backoffLimitPerIndex %v, want 10 and 0", js.BackoffLimit, js.BackoffLimitPerIndex)
+	}
+}
+
+// TestTuneScheduleAsAPIServer: tune.schedule is refused at render when
+// the API server would refuse the CronJob. The schema checked five
+// whitespace-separated words only, so `61 * * * *` (no minute 61) or a
+// day of week 7 rendered, passed the config check, and failed `helm
+// install` on the CronJob after the other objects were applied. The API
+// server parses the schedule with robfig/cron's ParseStandard
+// (k8s.io/kubernetes pkg/apis/batch/validation, validateScheduleFormat):
+// each case's verdict, worked out from its field ranges (minute 0-59,
+// hour 0-23, day of month 1-31, month 1-12, day of week 0-6, a step of
+// at least 1), is also checked against that parser.
+func TestTuneScheduleAsAPIServer(t *testing.T) {
+	for _, c := range []struct {
+		schedule string
+		ok       bool
+	}{
+		{"17 3 * * *", true},
+		{"*/15 * * * *", true},
+		{"0 0-23/2 * * 1-5", true},
+		{"0 3 1,15 * *", true},
+		{"30 4 * JAN,jul Mon-Fri", true},
+		{"0 0 31 12 6", true},
+		{"5 3 ? * sun", true},
+		{"05 03 * * *", true},
+		{" 17 3 * * * ", true},
+		{"1,,2 * * * *", true}, // ParseStandard skips an empty list item
+		{"@daily", true},
+		{"@every 6h", true},
+		{"@every 1h30m", true},
+		{"61 * * * *", false},
+		{"0 24 * * *", false},
+		{"0 0 0 * *", false},
+		{"0 0 32 * *", false},
+		{"0 0 * 13 *", false},
+		{"0 0 * * 7", false},
+		{"*/0 * * * *", false},
+		{"0 0 * * mon-fry", false},
+		{"17 3 * * * *", false},
+		{"@dayly", false},
+		{"@daily ", false},
+		{"@every six hours", false},
+	} {
+		_, perr := cron.ParseStandard(c.schedule)
+		if (perr == nil) != c.ok {
+			t.Errorf("%q: ParseStandard error %v, want ok=%v (the case's verdict is wrong)", c.schedule, perr, c.ok)
+		}
+		_, err := tryRender("tune: {enabled: true, results: {claimName: tune-results}, schedule: '" + c.schedule + "'}\n" + tunedTarget)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%q: refused: %v", c.schedule, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), "at '/tune/schedule'")):
+			t.Errorf("%q: error %v, want one at '/tune/schedule'", c.schedule, err)
+		}
 	}
 }
