@@ -229,9 +229,20 @@ func TestPodDisruptionBudget(t *testing.T) {
 	if pdb := only[*policyv1.PodDisruptionBudget](t, render(t, `podDisruptionBudget: {maxUnavailable: "50%"}`)); pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromString("50%") {
 		t.Errorf("maxUnavailable %v, want 50%%", pdb.Spec.MaxUnavailable)
 	}
+	// A pod that is not Ready has not decided yet: the budget lets a drain
+	// evict it whatever the others' state (Kubernetes' IfHealthyBudget, the
+	// API's default, held it while fewer than minAvailable were Ready).
+	if p := pdb.Spec.UnhealthyPodEvictionPolicy; p == nil || *p != policyv1.AlwaysAllow {
+		t.Errorf("unhealthyPodEvictionPolicy %v, want AlwaysAllow", p)
+	}
+	pdb = only[*policyv1.PodDisruptionBudget](t, render(t, "replicas: 2\npodDisruptionBudget: {minAvailable: 1, unhealthyPodEvictionPolicy: IfHealthyBudget}"))
+	if p := pdb.Spec.UnhealthyPodEvictionPolicy; p == nil || *p != policyv1.IfHealthyBudget {
+		t.Errorf("unhealthyPodEvictionPolicy %v, want the IfHealthyBudget given", p)
+	}
 	for _, c := range []struct{ values, want string }{
 		{"podDisruptionBudget: {minAvailable: 1, maxUnavailable: 1}", "set minAvailable or maxUnavailable, not both"},
 		{"podDisruptionBudget: {minAvailable: 1}", "podDisruptionBudget.minAvailable: 1 with replicas: 1 would block every voluntary eviction"},
+		{"replicas: 2\npodDisruptionBudget: {minAvailable: 1, unhealthyPodEvictionPolicy: Always}", "at '/podDisruptionBudget/unhealthyPodEvictionPolicy'"},
 	} {
 		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.values, err, c.want)
