@@ -554,3 +554,36 @@ func TestPollingIntervalSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadRefSchema: a workload's apiVersion, kind and resource are
+// refused at render when they are not the API's spelling. `kind:
+// deployment` rendered: the ScaledObject's scaleTargetRef named a kind KEDA
+// does not find (kinds are case-sensitive), and without rbac.modes no
+// serve config carried it for the config check to refuse; an apiVersion
+// with no version (`apps`) likewise. The spellings of real workloads
+// render: apps/v1 StatefulSet, leaderworkerset.x-k8s.io/v1
+// LeaderWorkerSet, argoproj.io/v1alpha1 Rollout (resource rollouts).
+func TestWorkloadRefSchema(t *testing.T) {
+	const target = "targets:\n- {name: chat, workload: {namespace: llm, name: chat, %s}, config: {selector: '{pod=~\"chat-.*\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}\n"
+	for _, c := range []struct{ values, want string }{
+		{fmt.Sprintf(target, "kind: deployment"), "at '/targets/0/workload/kind': 'deployment' does not match pattern"},
+		{fmt.Sprintf(target, "apiVersion: apps"), "at '/targets/0/workload/apiVersion': 'apps' does not match pattern"},
+		{fmt.Sprintf(target, "apiVersion: v1/apps"), "at '/targets/0/workload/apiVersion': 'v1/apps' does not match pattern"},
+		{fmt.Sprintf(target, "kind: Rollout, apiVersion: argoproj.io/v1alpha1, resource: Rollouts"), "at '/targets/0/workload/resource': 'Rollouts' does not match pattern"},
+		{strings.Replace(pairValues("", "[]"), "kind: Deployment, name: chat-decode", "kind: deployment, name: chat-decode", 1), "at '/targets/0/workload/decode/kind': 'deployment' does not match pattern"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	for _, c := range []struct{ ref, apiVersion, kind string }{
+		{"kind: StatefulSet", "apps/v1", "StatefulSet"},
+		{"apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"},
+		{"apiVersion: argoproj.io/v1alpha1, kind: Rollout, resource: rollouts", "argoproj.io/v1alpha1", "Rollout"},
+	} {
+		ref := only[*kedav1alpha1.ScaledObject](t, render(t, fmt.Sprintf(target, c.ref))).Spec.ScaleTargetRef
+		if ref.APIVersion != c.apiVersion || ref.Kind != c.kind || ref.Name != "chat" {
+			t.Errorf("%s: scaleTargetRef %+v, want %s %s chat", c.ref, ref, c.apiVersion, c.kind)
+		}
+	}
+}
