@@ -587,3 +587,33 @@ func TestWorkloadRefSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraArgsChartFlags: extraArgs that set a flag the chart sets from
+// other values are refused at render naming the argument. They rendered:
+// `--listen=0.0.0.0:8080` moved serve off port 9105, so the liveness probe
+// failed and the pod crash-looped; `--leader-elect` without rbac.modes
+// [leases] elected with no RBAC for the Lease: with no modes no token is
+// mounted and serve exited at start (no Kubernetes client configuration),
+// with others no replica could take the Lease and none exported
+// infscale_desired_replicas (KEDA held the replicas in its fallback);
+// `--leader-elect-lease-duration` without leases is exit 2 at start. serve's other flags pass through, and the Lease's timings with
+// leases.
+func TestExtraArgsChartFlags(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"extraArgs: [--listen=0.0.0.0:8080]", `extraArgs[0]: "--listen=0.0.0.0:8080": --listen is set by the chart`},
+		{"extraArgs: [--log-level=debug, --config, /etc/other.yaml]", `extraArgs[1]: "--config": --config is set by the chart`},
+		{"extraArgs: [-c/etc/other.yaml]", `extraArgs[0]: "-c/etc/other.yaml": --config is set by the chart`},
+		{"extraArgs: [--leader-elect]", `extraArgs[0]: "--leader-elect": --leader-elect is set by the chart (rbac.modes [leases]`},
+		{"rbac: {modes: [leases]}\nextraArgs: [--leader-elect-resource-name=other]", `extraArgs[0]: "--leader-elect-resource-name=other": --leader-elect-resource-name is set by the chart`},
+		{"extraArgs: [--check-config]", `extraArgs[0]: "--check-config": --check-config is set by the chart`},
+		{"extraArgs: [--leader-elect-lease-duration=30s]", `extraArgs[0]: "--leader-elect-lease-duration=30s" needs --leader-elect, which the chart passes with rbac.modes [leases]`},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	args := podSpec(t, render(t, "rbac: {modes: [leases]}\nextraArgs: [--log-level=debug, --state-dir=/tmp/state, --leader-elect-lease-duration=30s]")).Containers[0].Args
+	if want := []string{"--log-level=debug", "--state-dir=/tmp/state", "--leader-elect-lease-duration=30s"}; !slices.Equal(args[len(args)-3:], want) {
+		t.Errorf("args %q, want them ending in %q", args, want)
+	}
+}
