@@ -150,3 +150,24 @@ func TestConfigCheckMountsExtraVolumes(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCheckNoServiceAccount: the check's Job runs as the namespace's
+// default ServiceAccount even when serve's pods have one of their own
+// (workload identity: an IRSA role for Amazon Managed Prometheus). That
+// ServiceAccount is a release object, which Helm creates after the
+// pre-install hooks: a Job naming it would get no pod at install until its
+// deadline. The check only reads the file (no query, no credentials), so
+// it needs none; docs/chart.md said it used serve's.
+func TestConfigCheckNoServiceAccount(t *testing.T) {
+	const values = "serviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale-amp-query'}}\n"
+	objs, hooks, err := renderSplit("infscale", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa := only[*appsv1.Deployment](t, objs).Spec.Template.Spec.ServiceAccountName; sa != "infscale" {
+		t.Errorf("serve's serviceAccountName %q, want infscale", sa)
+	}
+	if sa := only[*batchv1.Job](t, hooks).Spec.Template.Spec.ServiceAccountName; sa != "" {
+		t.Errorf("the check Job's serviceAccountName %q, want none (the release's ServiceAccount does not exist before pre-install hooks)", sa)
+	}
+}
