@@ -93,3 +93,27 @@ func TestKEDACredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestKEDASigV4: serve signing its queries with SigV4 (Amazon Managed
+// Prometheus) and KEDA reading the same workspace: KEDA's prometheus
+// scaler signs only when its trigger names awsRegion, with the identity of
+// its authenticationRef (a TriggerAuthentication of podIdentity provider
+// aws); the generic check let an authenticationRef alone through, and
+// docs/chart.md's AMP example gave KEDA neither, so its ScaledObjects read
+// unsigned and stayed in fallback. Without awsRegion the render fails
+// naming it; the documented values render the trigger KEDA signs.
+func TestKEDASigV4(t *testing.T) {
+	const amp = "prometheus:\n  url: https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd\n  sigv4: {region: eu-west-1}\nserviceAccount:\n  annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale-amp-query'}\n"
+	for _, keda := range []string{"", "keda: {authenticationRef: {name: keda-aws}}\n", "keda: {metadata: {awsRegion: ''}}\n"} {
+		if _, err := tryRender(amp + keda); err == nil || !strings.Contains(err.Error(), "keda.metadata.awsRegion") || !strings.Contains(err.Error(), "podIdentity: {provider: aws}") {
+			t.Errorf("%q: error %v, want one naming keda.metadata.awsRegion and a podIdentity aws TriggerAuthentication", keda, err)
+		}
+	}
+	tr := only[*kedav1alpha1.ScaledObject](t, render(t, amp+"keda:\n  authenticationRef: {name: keda-aws}\n  metadata: {awsRegion: eu-west-1}\n")).Spec.Triggers[0]
+	if tr.AuthenticationRef == nil || tr.AuthenticationRef.Name != "keda-aws" || tr.Metadata["awsRegion"] != "eu-west-1" ||
+		tr.Metadata["serverAddress"] != "https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd" {
+		t.Errorf("trigger %+v, want authenticationRef keda-aws, awsRegion eu-west-1 and the workspace's URL", tr)
+	}
+	// KEDA on another Prometheus needs no signing.
+	render(t, amp+"keda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}\n")
+}

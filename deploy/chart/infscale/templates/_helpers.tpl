@@ -276,6 +276,13 @@ fixes. */ -}}
 {{- end }}
 {{- end }}
 {{- $km := .Values.keda.metadata | default dict }}
+{{- /* SigV4 (Amazon Managed Prometheus): KEDA's prometheus scaler signs
+only when the trigger names its region (awsRegion), with the AWS identity
+of the authenticationRef (a TriggerAuthentication of podIdentity provider
+aws); an authenticationRef alone sends its queries unsigned. */ -}}
+{{- if and (not .Values.keda.serverAddress) (get (.Values.prometheus | default dict) "sigv4") (not (get $km "awsRegion")) }}
+{{- fail (printf "prometheus.sigv4: serve signs its queries to %s, and KEDA's ScaledObjects (serverAddress, the same URL) sign theirs only with keda.metadata.awsRegion (the workspace's region) and keda.authenticationRef naming a TriggerAuthentication with podIdentity: {provider: aws} in each workload namespace (or a ClusterTriggerAuthentication): KEDA's own IAM role, which needs aps:QueryMetrics; without them every read is refused and every ScaledObject stays in fallback; or keda.serverAddress, a Prometheus KEDA reaches without signing (docs/chart.md, Managed Prometheus services)" .Values.prometheus.url) }}
+{{- end }}
 {{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not (hasKey $km "authModes")) (not (hasKey $km "customHeaders")) }}
 {{- $p := .Values.prometheus | default dict }}
 {{- $creds := list }}
