@@ -289,21 +289,23 @@ func TestTuneShardsFailAlone(t *testing.T) {
 }
 
 // TestTuneScheduleAsAPIServer: tune.schedule is refused at render when
-// the API server would refuse the CronJob. The schema checked five
-// whitespace-separated words only, so `61 * * * *` (no minute 61) or a
-// day of week 7 rendered, passed the config check, and failed `helm
-// install` on the CronJob after the other objects were applied. The API
-// server parses the schedule with robfig/cron's ParseStandard
-// (k8s.io/kubernetes pkg/apis/batch/validation, validateScheduleFormat):
-// each case's verdict, worked out from its field ranges (minute 0-59,
-// hour 0-23, day of month 1-31, month 1-12, day of week 0-6, a step of
-// at least 1), is also checked against that parser.
+// the API server would refuse the CronJob, naming the field and value.
+// The schema checked five whitespace-separated words only, so `61 * * *
+// *` (no minute 61) or a day of week 7 rendered, passed the config check,
+// and failed `helm install` on the CronJob after the other objects were
+// applied. The API server parses the schedule with robfig/cron's
+// ParseStandard (k8s.io/kubernetes pkg/apis/batch/validation,
+// validateScheduleFormat): each case's verdict, worked out from its field
+// ranges (minute 0-59, hour 0-23, day of month 1-31, month 1-12, day of
+// week 0-6, a range's start at most its end, a step of at least 1), is
+// also checked against that parser.
 func TestTuneScheduleAsAPIServer(t *testing.T) {
 	for _, c := range []struct {
 		schedule string
 		ok       bool
 	}{
 		{"17 3 * * *", true},
+		{"0 3-3 * * *", true},
 		{"*/15 * * * *", true},
 		{"0 0-23/2 * * 1-5", true},
 		{"0 3 1,15 * *", true},
@@ -323,6 +325,8 @@ func TestTuneScheduleAsAPIServer(t *testing.T) {
 		{"0 0 * 13 *", false},
 		{"0 0 * * 7", false},
 		{"*/0 * * * *", false},
+		{"0 5-3 * * *", false},
+		{"0 0 * * 1/2/3", false},
 		{"0 0 * * mon-fry", false},
 		{"17 3 * * * *", false},
 		{"@dayly", false},
@@ -337,8 +341,27 @@ func TestTuneScheduleAsAPIServer(t *testing.T) {
 		switch {
 		case c.ok && err != nil:
 			t.Errorf("%q: refused: %v", c.schedule, err)
-		case !c.ok && (err == nil || !strings.Contains(err.Error(), "at '/tune/schedule'")):
-			t.Errorf("%q: error %v, want one at '/tune/schedule'", c.schedule, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), "at '/tune/schedule'") && !strings.Contains(err.Error(), "tune.schedule: "+strconv.Quote(c.schedule))):
+			t.Errorf("%q: error %v, want one naming tune.schedule", c.schedule, err)
+		}
+	}
+}
+
+// TestTuneScheduleMessages: a schedule refused for its values names the
+// field, the value and the range, as worked out by hand from the API
+// server's parser's ranges.
+func TestTuneScheduleMessages(t *testing.T) {
+	for _, c := range []struct{ schedule, want string }{
+		{"61 * * * *", `tune.schedule: "61 * * * *": its minute field "61": 61 is not in 0-59`},
+		{"0 0 * * 7", `its day of week field "7": 7 is not in 0-6`},
+		{"0 0 * 0 *", `its month field "0": 0 is not in 1-12`},
+		{"0 5-3 * * *", `its hour field "5-3": the range "5-3" runs backwards`},
+		{"*/0 * * * *", `its minute field "*/0": the step of "*/0" must be a whole number of at least 1`},
+		{"0 0 * * mon-fry", `its day of week field "mon-fry": "fry" is not a number or a name (sun, mon, tue, wed, thu, fri, sat)`},
+	} {
+		_, err := tryRender("tune: {enabled: true, results: {claimName: tune-results}, schedule: '" + c.schedule + "'}\n" + tunedTarget)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.schedule, err, c.want)
 		}
 	}
 }

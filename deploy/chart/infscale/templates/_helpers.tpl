@@ -340,3 +340,60 @@ dir (each replica would adopt its own in-process candidate). */ -}}
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* infscale.checkSchedule fails the render when the CronJob schedule
+(the dict's "schedule", named "key" in the message) is one the API server
+refuses: it parses it with robfig/cron's ParseStandard, whose ranges are
+minute 0-59, hour 0-23, day of month 1-31, month 1-12 (jan-dec), day of
+week 0-6 (sun-sat), each field a comma list of *, ?, N or N-M (N <= M)
+with an optional /step of at least 1 (an empty item is skipped). The
+schema has checked the shape: five fields or a macro. */}}
+{{- define "infscale.checkSchedule" -}}
+{{- $s := .schedule -}}
+{{- if not (hasPrefix "@" $s) -}}
+{{- $specs := list
+  (dict "name" "minute" "min" 0 "max" 59 "names" list)
+  (dict "name" "hour" "min" 0 "max" 23 "names" list)
+  (dict "name" "day of month" "min" 1 "max" 31 "names" list)
+  (dict "name" "month" "min" 1 "max" 12 "names" (list "jan" "feb" "mar" "apr" "may" "jun" "jul" "aug" "sep" "oct" "nov" "dec"))
+  (dict "name" "day of week" "min" 0 "max" 6 "names" (list "sun" "mon" "tue" "wed" "thu" "fri" "sat")) -}}
+{{- range $i, $f := regexSplit "\\s+" (trim $s) -1 -}}
+{{- $spec := index $specs $i -}}
+{{- $where := printf "%s: %q: its %s field %q" $.key $s $spec.name $f -}}
+{{- range $item := splitList "," $f -}}
+{{- if $item -}}
+{{- $parts := splitList "/" $item -}}
+{{- if gt (len $parts) 2 -}}{{- fail (printf "%s: %q has more than one /step" $where $item) -}}{{- end -}}
+{{- if eq (len $parts) 2 -}}
+{{- $step := index $parts 1 -}}
+{{- if or (not (regexMatch "^\\+?[0-9]+$" $step)) (lt (atoi $step) 1) -}}{{- fail (printf "%s: the step of %q must be a whole number of at least 1" $where $item) -}}{{- end -}}
+{{- end -}}
+{{- $r := index $parts 0 -}}
+{{- if not (has $r (list "*" "?")) -}}
+{{- $ends := splitList "-" $r -}}
+{{- if gt (len $ends) 2 -}}{{- fail (printf "%s: %q is not N or N-M" $where $r) -}}{{- end -}}
+{{- $vals := list -}}
+{{- range $e := $ends -}}
+{{- $v := 0 -}}
+{{- $n := lower $e -}}
+{{- if has $n $spec.names -}}
+{{- range $k, $nm := $spec.names }}{{ if eq $nm $n }}{{ $v = add $spec.min $k }}{{ end }}{{ end -}}
+{{- else if regexMatch "^\\+?[0-9]+$" $e -}}
+{{- $v = atoi $e -}}
+{{- else -}}
+{{- fail (printf "%s: %q is not a number%s" $where $e (ternary (printf " or a name (%s)" (join ", " $spec.names)) "" (gt (len $spec.names) 0))) -}}
+{{- end -}}
+{{- if or (lt (int $v) (int $spec.min)) (gt (int $v) (int $spec.max)) -}}
+{{- fail (printf "%s: %s is not in %d-%d (the API server refuses the CronJob)" $where $e (int $spec.min) (int $spec.max)) -}}
+{{- end -}}
+{{- $vals = append $vals (int $v) -}}
+{{- end -}}
+{{- if and (eq (len $vals) 2) (gt (index $vals 0) (index $vals 1)) -}}
+{{- fail (printf "%s: the range %q runs backwards (the API server refuses the CronJob); write the smaller end first" $where $r) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
