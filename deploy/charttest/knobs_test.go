@@ -617,3 +617,36 @@ func TestExtraArgsChartFlags(t *testing.T) {
 		t.Errorf("args %q, want them ending in %q", args, want)
 	}
 }
+
+// TestHAValues renders docs/ha.md's chart values for two replicas as
+// written: serve elects (--leader-elect, the Lease's Role), the budget
+// keeps one of two, and the anti-affinity's selector picks serve's own
+// pods (the Deployment's selector labels), so the two prefer two nodes.
+func TestHAValues(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ha.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "With the Helm chart")
+	if ok {
+		_, block, ok = strings.Cut(block, "```yaml\n")
+	}
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("docs/ha.md: no yaml block after \"With the Helm chart\"")
+	}
+	objs := render(t, block)
+	spec := podSpec(t, objs)
+	if !slices.Contains(spec.Containers[0].Args, "--leader-elect") {
+		t.Errorf("args %v, want --leader-elect", spec.Containers[0].Args)
+	}
+	if pdb := only[*policyv1.PodDisruptionBudget](t, objs); pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 1 {
+		t.Errorf("PodDisruptionBudget %+v, want minAvailable 1", pdb.Spec)
+	}
+	terms := spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 1 || !reflect.DeepEqual(terms[0].PodAffinityTerm.LabelSelector.MatchLabels, only[*appsv1.Deployment](t, objs).Spec.Selector.MatchLabels) {
+		t.Errorf("anti-affinity %+v, want one term on the Deployment's selector labels", terms)
+	}
+}
