@@ -360,12 +360,17 @@ func TestLeaseName(t *testing.T) {
 // TestSchemaShapes: an imagePullSecrets entry written as a bare string
 // (`[regcred]`, not `[{name: regcred}]`) and a keda.serverAddress without
 // its scheme fail the render at the schema, not the pod's admission or
-// KEDA's first query; the documented forms render.
+// KEDA's first query, and so does a prometheus.url without its scheme
+// that the ScaledObjects read (it rendered, and only the config check's
+// hook refused it, or serve at start with the check off); the documented
+// forms render.
 func TestSchemaShapes(t *testing.T) {
 	for _, c := range []struct{ values, want string }{
 		{"imagePullSecrets: [regcred]\n", "imagePullSecrets"},
 		{"imagePullSecrets: [{}]\n", "imagePullSecrets"},
 		{"keda: {serverAddress: prometheus-operated.monitoring.svc:9090}\n", "serverAddress"},
+		// prometheus.url is KEDA's serverAddress when keda.serverAddress is empty.
+		{"prometheus: {url: prometheus-operated.monitoring.svc:9090}\n", `prometheus.url: "prometheus-operated.monitoring.svc:9090" is also the ScaledObjects' serverAddress`},
 	} {
 		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %s", c.values, err, c.want)

@@ -270,6 +270,12 @@ fixes. */ -}}
 {{- define "infscale.kedaServerAddress" -}}
 {{- include "infscale.promInlineSecrets" . -}}
 {{- $addr := .Values.keda.serverAddress | default .Values.prometheus.url | required "keda.serverAddress: the Prometheus KEDA reads infscale's metric from (prometheus.url is null: embedded mode); or scaledObject.enabled: false" -}}
+{{- /* prometheus.url is serve's (serve refuses one without its scheme at
+start, and the config check's hook before an install), and KEDA's too
+when keda.serverAddress is empty: refused at render, as that value is. */ -}}
+{{- if not (regexMatch "^https?://." (toString $addr)) }}
+{{- fail (printf "prometheus.url: %q is also the ScaledObjects' serverAddress (keda.serverAddress is empty), and KEDA's prometheus scaler and serve need an http:// or https:// URL, e.g. http://prometheus-operated.monitoring.svc:9090" (toString $addr)) }}
+{{- end }}
 {{- range $k := list "serverAddress" "query" "threshold" "activationThreshold" "ignoreNullValues" "metricType" }}
 {{- if hasKey ($.Values.keda.metadata | default dict) $k }}
 {{- fail (printf "keda.metadata.%s: the chart sets it (docs/keda.md: the ScaledObject, field by field); keda.serverAddress names KEDA's Prometheus, the others are the trigger's contract with infscale_desired_replicas" $k) }}
