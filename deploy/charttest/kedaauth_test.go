@@ -98,13 +98,14 @@ func TestKEDACredentials(t *testing.T) {
 // Prometheus) and KEDA reading the same workspace: KEDA's prometheus
 // scaler signs only when its trigger names awsRegion, with the identity of
 // its authenticationRef (a TriggerAuthentication of podIdentity provider
-// aws); the generic check let an authenticationRef alone through, and
-// docs/chart.md's AMP example gave KEDA neither, so its ScaledObjects read
-// unsigned and stayed in fallback. Without awsRegion the render fails
-// naming it; the documented values render the trigger KEDA signs.
+// aws) or, with identityOwner: operator, KEDA operator's own; the generic
+// check let an authenticationRef alone through, and docs/chart.md's AMP
+// example gave KEDA neither, so its ScaledObjects read unsigned and stayed
+// in fallback. Without awsRegion, or with no identity, the render fails
+// naming them; the documented values render the trigger KEDA signs.
 func TestKEDASigV4(t *testing.T) {
 	const amp = "prometheus:\n  url: https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd\n  sigv4: {region: eu-west-1}\nserviceAccount:\n  annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale-amp-query'}\n"
-	for _, keda := range []string{"", "keda: {authenticationRef: {name: keda-aws}}\n", "keda: {metadata: {awsRegion: ''}}\n"} {
+	for _, keda := range []string{"", "keda: {authenticationRef: {name: keda-aws}}\n", "keda: {metadata: {awsRegion: ''}}\n", "keda: {metadata: {awsRegion: eu-west-1}}\n"} {
 		if _, err := tryRender(amp + keda); err == nil || !strings.Contains(err.Error(), "keda.metadata.awsRegion") || !strings.Contains(err.Error(), "podIdentity: {provider: aws}") {
 			t.Errorf("%q: error %v, want one naming keda.metadata.awsRegion and a podIdentity aws TriggerAuthentication", keda, err)
 		}
@@ -114,6 +115,8 @@ func TestKEDASigV4(t *testing.T) {
 		tr.Metadata["serverAddress"] != "https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd" {
 		t.Errorf("trigger %+v, want authenticationRef keda-aws, awsRegion eu-west-1 and the workspace's URL", tr)
 	}
+	// KEDA operator's own identity: identityOwner operator, no authenticationRef.
+	render(t, amp+"keda: {metadata: {awsRegion: eu-west-1, identityOwner: operator}}\n")
 	// KEDA on another Prometheus needs no signing.
 	render(t, amp+"keda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}\n")
 }

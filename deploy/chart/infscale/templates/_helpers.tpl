@@ -283,16 +283,18 @@ when keda.serverAddress is empty: refused at render, as that value is. */ -}}
 {{- end }}
 {{- $km := .Values.keda.metadata | default dict }}
 {{- /* SigV4 (Amazon Managed Prometheus): KEDA's prometheus scaler signs
-only when the trigger names its region (awsRegion), with the AWS identity
-of the authenticationRef (a TriggerAuthentication of podIdentity provider
-aws); an authenticationRef alone sends its queries unsigned. */ -}}
-{{- if and (not .Values.keda.serverAddress) (get (.Values.prometheus | default dict) "sigv4") (not (get $km "awsRegion")) }}
-{{- fail (printf "prometheus.sigv4: serve signs its queries to %s, and KEDA's ScaledObjects (serverAddress, the same URL) sign theirs only with keda.metadata.awsRegion (the workspace's region) and keda.authenticationRef naming a TriggerAuthentication with podIdentity: {provider: aws} in each workload namespace (or a ClusterTriggerAuthentication): KEDA's own IAM role, which needs aps:QueryMetrics; without them every read is refused and every ScaledObject stays in fallback; or keda.serverAddress, a Prometheus KEDA reaches without signing (docs/chart.md, Managed Prometheus services)" .Values.prometheus.url) }}
+only when the trigger names its region (awsRegion) and an AWS identity: its
+authenticationRef's (a TriggerAuthentication of podIdentity provider aws,
+or one with AWS keys), or KEDA operator's own with identityOwner: operator.
+Either alone sends its queries unsigned. */ -}}
+{{- if and (not .Values.keda.serverAddress) (get (.Values.prometheus | default dict) "sigv4") (or (not (get $km "awsRegion")) (and (not .Values.keda.authenticationRef) (ne (toString (get $km "identityOwner")) "operator"))) }}
+{{- fail (printf "prometheus.sigv4: serve signs its queries to %s, and KEDA's ScaledObjects (serverAddress, the same URL) sign theirs only with keda.metadata.awsRegion (the workspace's region) and keda.authenticationRef naming a TriggerAuthentication with podIdentity: {provider: aws} in each workload namespace (or a ClusterTriggerAuthentication; or keda.metadata.identityOwner: operator): KEDA operator's IAM role, which needs aps:QueryMetrics; without them every read is refused and every ScaledObject stays in fallback; or keda.serverAddress, a Prometheus KEDA reaches without signing (docs/chart.md, Managed Prometheus services)" .Values.prometheus.url) }}
 {{- end }}
 {{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not (hasKey $km "authModes")) (not (hasKey $km "customHeaders")) }}
 {{- $p := .Values.prometheus | default dict }}
 {{- $creds := list }}
-{{- range $k := list "basic_auth" "authorization" "bearer_token_file" "oauth2" "sigv4" }}
+{{- /* sigv4: checked above, where KEDA's own form is known. */ -}}
+{{- range $k := list "basic_auth" "authorization" "bearer_token_file" "oauth2" }}
 {{- if get $p $k }}{{ $creds = append $creds (printf "prometheus.%s" $k) }}{{ end }}
 {{- end }}
 {{- /* A header is a credential when read from a secret file or named as
