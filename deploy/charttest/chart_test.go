@@ -170,6 +170,8 @@ func newObject(m metav1.TypeMeta) any {
 		return &monitoringv1.PodMonitor{}
 	case "policy/v1 PodDisruptionBudget":
 		return &policyv1.PodDisruptionBudget{}
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		return &monitoringv1.PrometheusRule{}
 	}
 	return nil
 }
