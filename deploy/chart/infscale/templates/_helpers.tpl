@@ -52,6 +52,21 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- printf "%s:%s" .Values.image.repository (toString (.Values.image.tag | default .Chart.AppVersion)) -}}
 {{- end -}}
 
+{{/* The image's pull policy: image.pullPolicy when set; else what the API
+server defaults an unset one to (Always for the tag latest, IfNotPresent for
+any other), written out so `helm template` shows it. The tag is the one
+infscale.image uses, its @digest part aside (latest@sha256:... is latest to
+Kubernetes too). With IfNotPresent for :latest a node that has pulled
+latest once keeps running that build. */}}
+{{- define "infscale.pullPolicy" -}}
+{{- if .Values.image.pullPolicy -}}
+{{- .Values.image.pullPolicy -}}
+{{- else -}}
+{{- $tag := first (splitList "@" (toString (.Values.image.tag | default .Chart.AppVersion))) -}}
+{{- ternary "Always" "IfNotPresent" (eq $tag "latest") -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The RBAC modes, validated: a list of read-only, apply, deletion-cost, leases. */}}
 {{- define "infscale.modes" -}}
 {{- range .Values.rbac.modes -}}
