@@ -654,4 +654,8 @@ func TestHAValues(t *testing.T) {
 	if len(terms) != 1 || !reflect.DeepEqual(terms[0].PodAffinityTerm.LabelSelector.MatchLabels, only[*appsv1.Deployment](t, objs).Spec.Selector.MatchLabels) {
 		t.Errorf("anti-affinity %+v, want one term on the Deployment's selector labels", terms)
 	}
+	if c := spec.TopologySpreadConstraints; len(c) != 1 || c[0].TopologyKey != "topology.kubernetes.io/zone" || c[0].LabelSelector == nil ||
+		!reflect.DeepEqual(c[0].LabelSelector.MatchLabels, only[*appsv1.Deployment](t, objs).Spec.Selector.MatchLabels) {
+		t.Errorf("topologySpreadConstraints %+v, want one over topology.kubernetes.io/zone on the Deployment's selector labels", c)
+	}
 }
