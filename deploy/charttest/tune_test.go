@@ -1,10 +1,16 @@
 package charttest
 
 import (
+	"archive/zip"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robfig/cron/v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -363,5 +369,60 @@ func TestTuneScheduleMessages(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.schedule, err, c.want)
 		}
+	}
+}
+
+// TestTuneTimeZoneAsAPIServer: a tune.timeZone of the right shape that is
+// no zone ("Europe/Berln", "Mars/Olympus_Mons", "europe/berlin": the
+// database's names are case-sensitive on Linux, where the API server runs)
+// or "Local" (refused by the API server: the node's zone) fails the render
+// naming the key, as the API server would refuse the CronJob at install;
+// real zones render, among them the eight the database abbreviates UTC
+// (the chart tells those from its UTC fallback by name; Go's zoneinfo is
+// scanned here for any other, which the chart would refuse wrongly).
+func TestTuneTimeZoneAsAPIServer(t *testing.T) {
+	values := func(tz string) string {
+		return "tune: {enabled: true, results: {claimName: tune-results}, timeZone: '" + tz + "'}\n" + tunedTarget
+	}
+	if _, err := time.LoadLocation("America/New_York"); err != nil {
+		t.Skipf("no time zone database on this machine (%v): the chart checks nothing", err)
+	}
+	for _, tz := range []string{"Europe/Berlin", "America/Argentina/Buenos_Aires", "Asia/Kolkata", "Etc/GMT+5", "GMT", "UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu"} {
+		cj := only[*batchv1.CronJob](t, render(t, values(tz)))
+		if cj.Spec.TimeZone == nil || *cj.Spec.TimeZone != tz {
+			t.Errorf("timeZone %q rendered %v", tz, cj.Spec.TimeZone)
+		}
+	}
+	for _, tz := range []string{"Europe/Berln", "Mars/Olympus_Mons", "Local", "local", "Europe/Atlantis"} {
+		_, err := tryRender(values(tz))
+		if err == nil || !strings.Contains(err.Error(), "tune.timeZone: "+strconv.Quote(tz)) {
+			t.Errorf("timeZone %q: %v, want the render to fail naming tune.timeZone and the zone", tz, err)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		if _, err := tryRender(values("europe/berlin")); err == nil {
+			t.Error(`timeZone "europe/berlin": rendered; the API server (Linux, case-sensitive) refuses it`)
+		}
+	}
+	// Every zone of Go's database abbreviated UTC at the chart's instant
+	// must be one the chart lets through.
+	z, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
+	if err != nil {
+		t.Skipf("Go's zoneinfo.zip: %v", err)
+	}
+	defer z.Close()
+	var utc []string
+	for _, f := range z.File {
+		loc, err := time.LoadLocation(f.Name)
+		if err != nil || f.FileInfo().IsDir() {
+			continue
+		}
+		if time.Unix(1767225600, 0).In(loc).Format("MST") == "UTC" {
+			utc = append(utc, f.Name)
+		}
+	}
+	sort.Strings(utc)
+	if want := []string{"Etc/UCT", "Etc/UTC", "Etc/Universal", "Etc/Zulu", "UCT", "UTC", "Universal", "Zulu"}; !reflect.DeepEqual(utc, want) {
+		t.Errorf("zones abbreviated UTC in Go's database: %v; the chart's list (infscale.checkTimeZone) is %v", utc, want)
 	}
 }

@@ -364,6 +364,34 @@ dir (each replica would adopt its own in-process candidate). */ -}}
 {{- end }}
 {{- end }}
 
+{{/* infscale.checkTimeZone fails the render when the CronJob's timeZone
+(the dict's "zone", named "key" in the message) is one the API server
+refuses: "Local" (any case), or a name its IANA time zone database does not
+hold (it loads it with Go's time.LoadLocation). Helm's templates have no
+such check, but sprig's dateInZone loads the zone with time.LoadLocation,
+from the database of the machine running Helm, and falls back to UTC when
+it cannot: a zone that formats as "UTC" and is none of the eight names the
+database abbreviates UTC (TestTuneTimeZoneAsAPIServer lists them from Go's
+zoneinfo) was not found. When America/New_York formats as UTC too, the
+machine has no database (Helm does not embed one: Windows without Go, a
+bare container), and nothing is checked: the API server still refuses an
+unknown zone at install. The schema has checked the shape. */}}
+{{- define "infscale.checkTimeZone" -}}
+{{- $z := toString .zone -}}
+{{- if $z -}}
+{{- if eq (lower $z) "local" -}}
+{{- fail (printf "%s: %q is not a time zone the API server takes (\"Local\" is the node's, which a CronJob may not use); name one, e.g. Europe/Berlin or UTC, or leave it empty for the kube-controller-manager's" .key $z) -}}
+{{- end -}}
+{{- /* 2026-01-01T00:00:00Z: any fixed instant; the abbreviations below hold at it. */ -}}
+{{- $at := 1767225600 -}}
+{{- if ne (dateInZone "MST" $at "America/New_York") "UTC" -}}
+{{- if and (eq (dateInZone "MST" $at $z) "UTC") (not (has $z (list "UTC" "Etc/UTC" "UCT" "Etc/UCT" "Universal" "Etc/Universal" "Zulu" "Etc/Zulu"))) -}}
+{{- fail (printf "%s: %q is not in the IANA time zone database (the API server would refuse the CronJob: unknown time zone); use a zone name as spelt there, case included, e.g. Europe/Berlin, America/New_York or UTC (timedatectl list-timezones lists them)" .key $z) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* infscale.checkSchedule fails the render when the CronJob schedule
 (the dict's "schedule", named "key" in the message) is one the API server
 refuses: it parses it with robfig/cron's ParseStandard, whose ranges are
