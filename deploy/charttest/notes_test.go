@@ -88,4 +88,13 @@ replicas: 2
 			t.Errorf("prod NOTES.txt lacks %q:\n%s", want, notes)
 		}
 	}
+
+	// A pair that serve applies itself: both roles' workloads.
+	notes = renderNotes(t, "infscale", strings.Replace(pairValues("{enabled: false}", "[apply]"), "  config:\n", "  apply: true\n  config:\n", 1))
+	if want := "kubectl -n llm get deployment/chat-prefill deployment/chat-decode   # target chat: serve writes spec.replicas (apply)\n"; !strings.Contains(notes, want) {
+		t.Errorf("apply pair NOTES.txt lacks %q:\n%s", want, notes)
+	}
+	if strings.Contains(notes, "READY False") {
+		t.Errorf("NOTES.txt with no ScaledObject speaks of KEDA's READY:\n%s", notes)
+	}
 }

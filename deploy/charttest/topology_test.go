@@ -41,6 +41,11 @@ topologySpreadConstraints:
 		!reflect.DeepEqual(c[1].LabelSelector.MatchLabels, map[string]string{"team": "a"}) || !reflect.DeepEqual(c[1].MatchLabelKeys, []string{"pod-template-hash"}) {
 		t.Errorf("second constraint %+v, want it as given (maxSkew 2, DoNotSchedule, team: a, matchLabelKeys [pod-template-hash])", c[1])
 	}
+	// An explicit labelSelector, even {} (every pod of the namespace), is the user's.
+	c = podSpec(t, render(t, "topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {}}]\n")).TopologySpreadConstraints
+	if len(c) != 1 || c[0].LabelSelector == nil || len(c[0].LabelSelector.MatchLabels) != 0 {
+		t.Errorf("labelSelector {} given: rendered %+v, want it kept empty", c)
+	}
 	for _, v := range []string{
 		"topologySpreadConstraints: [{maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}]\n",
 		"topologySpreadConstraints: [{maxSkew: 0, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}]\n",
