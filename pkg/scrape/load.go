@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/bodyexcerpt"
-	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
