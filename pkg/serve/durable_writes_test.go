@@ -120,3 +120,36 @@ func TestTuningStateRemovedDurably(t *testing.T) {
 		t.Errorf("block removed: state file %v, want it removed", err)
 	}
 }
+
+// TestStateDirCreatedDurably: a --state-dir NewStore creates is made with
+// the parent of each new directory synced after (atomicfile.MkdirDurable),
+// as tune/ is: the durable tune/NAME.json writes sync tune/ and the state
+// dir, not the entry naming a state dir this start created, so a node
+// crash could take the first files away with it. A state dir two levels
+// below an existing one, base/a/b, goes through it once, as given; an
+// existing one through it again, creating nothing.
+func TestStateDirCreatedDurably(t *testing.T) {
+	if reflect.ValueOf(mkdirStateDir).Pointer() != reflect.ValueOf(atomicfile.MkdirDurable).Pointer() {
+		t.Fatal("the state dir is not created with atomicfile.MkdirDurable (its parent synced)")
+	}
+	var made []string
+	old := mkdirStateDir
+	t.Cleanup(func() { mkdirStateDir = old })
+	mkdirStateDir = func(dir string) error {
+		made = append(made, dir)
+		return old(dir)
+	}
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := NewStore(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("state dir after NewStore: %v", err)
+	}
+	if _, err := NewStore(dir); err != nil {
+		t.Fatalf("existing: %v", err)
+	}
+	if want := []string{dir, dir}; !slices.Equal(made, want) {
+		t.Errorf("directories made %v, want %v", made, want)
+	}
+}

@@ -36,14 +36,16 @@ type Store struct {
 	removedTemps []string
 }
 
-// NewStore creates dir if needed and checks that it is writable (a
-// temporary file is created and removed): an unwritable state dir is an
-// error at startup, not a warning every cycle.
+// NewStore creates dir if needed, durably (mkdirStateDir), and checks
+// that it is writable (a temporary file is created and removed): an
+// unwritable state dir is an error at startup, not a warning every cycle.
 func NewStore(dir string) (*Store, error) {
 	const todo = "give --state-dir a directory serve can create and write in (one state file per target)"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
+	if err := mkdirStateDir(dir); err != nil {
+		// os.MkdirAll's own error, reworded; not the sync's, which
+		// MkdirDurable words itself ("DIR: created, but its parent not
+		// synced: ...").
+		if pe, ok := err.(*fs.PathError); ok {
 			err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
 		}
 		return nil, fmt.Errorf("state dir %s cannot be created: %w; %s", dir, err, todo)
@@ -65,6 +67,15 @@ func NewStore(dir string) (*Store, error) {
 	st.removeStaleTemps(time.Now())
 	return st, nil
 }
+
+// mkdirStateDir creates the state dir and its missing parents with the
+// parent of each synced after (atomicfile.MkdirDurable; on Windows, which
+// cannot sync a directory, only created): the durable tune/NAME.json
+// writes sync tune/ and the state dir, not the entry naming a state dir
+// this start created, so after a node crash the first files could be lost
+// with their new directory. A variable for the test that it is the
+// durable one.
+var mkdirStateDir = atomicfile.MkdirDurable
 
 // staleTempAge is the age from which a temporary file in the state dir is
 // left over from a write that never finished: a write renames its file
