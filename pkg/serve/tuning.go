@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -49,9 +50,30 @@ const (
 // be (the CronJob's node's clock a little ahead).
 const maxClockSkew = 5 * time.Minute
 
-// tuneRetry is how soon a failed tuning run (Prometheus unreachable, no
-// traffic in the history) is tried again.
+// tuneRetry is how soon after its end a failed in-process tuning run
+// (Prometheus unreachable, no traffic in the history) is first tried
+// again; retryDelay doubles it on each failure in a row.
 const tuneRetry = 15 * time.Minute
+
+// retryDelay is how long after its end an in-process run that failed,
+// the failures-th in a row (1 for the first), is tried again: tuneRetry
+// doubled on each failure after the first, capped at every (client-go's
+// workqueue ItemExponentialFailureRateLimiter, base tuneRetry and max
+// every; a run that succeeds resets the count, as its Forget, and so does
+// a reload that changes the target). With every 24h: 15m, 30m, 1h, 2h,
+// 4h, 8h, 16h, then 24h. Counted from the run's
+// end, not its start, so that runs failing slowly (a Prometheus that
+// answers each history query after minutes, then 503) never follow one
+// another back to back, and a failure that lasts costs the tuner's core
+// and Prometheus one run per every, not four an hour. Too little history
+// (a new target) is not a failure to back off from: tuneRetry each time.
+func retryDelay(failures int, every time.Duration) time.Duration {
+	d := tuneRetry
+	for i := 1; i < failures && d < every; i++ {
+		d *= 2
+	}
+	return min(d, every)
+}
 
 // failRepeat is how often the same tuning failure is logged again at its
 // level (a refused tune.dir file is read each minute; between, debug).
@@ -200,6 +222,9 @@ type tuned struct {
 	state            string
 	lastRun, checked time.Time
 	running          bool
+	// failures counts the in-process runs failed in a row since the last
+	// that succeeded (retryDelay); not persisted: a restart tries at once.
+	failures int
 	// runFail is the last run failure logged at its level (a tune.dir
 	// file refused, read every minute); checkFail the last live-miss read
 	// failure (tried again each minute while it fails).
@@ -292,6 +317,12 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			tn.targets[t.cfg.Name] = s
 		}
 		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
+		if ok && s.failures > 0 && !reflect.DeepEqual(s.cfg, t.cfg) {
+			// The target changed under runs that failed (its history,
+			// its queries: the operator's fix): tried at the next look,
+			// its back-off afresh (retryDelay), not hours later.
+			s.failures, s.lastRun = 0, time.Time{}
+		}
 		s.cfg, s.live = t.cfg, t.policy
 		if sv := saved[t.cfg.Name]; !ok && sv != nil {
 			modeChanged = tn.restore(s, sv) && sv.Mode != t.cfg.Tune.Mode
@@ -538,7 +569,7 @@ func (tn *Tuning) drop(s *tuned) {
 	s.res, s.cand, s.adopted, s.adoptedRes = nil, nil, nil, nil
 	tn.setReverted(s, "")
 	s.infoPolicy, s.infoState, s.infoTerms, s.state, s.hasCandidateGauge = "", "", "", "", false
-	s.lastRun = time.Time{}
+	s.lastRun, s.failures = time.Time{}, 0
 	tn.dirty[s.cfg.Name] = true
 }
 
@@ -755,15 +786,18 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	}
 	var stale error
 	loud := err != nil
-	// An in-process run as long as its every or longer, failed or not
-	// (a failure is retried within every: at once, then), has the next
-	// due as it ends. Measured against the job's every, the one it ran
+	// An in-process run as long as its every or longer has the next due
+	// as it ends; one that failed is warned of too, since it will be as
+	// long when it succeeds (its own retry waits retryDelay after it). Measured against the job's every, the one it ran
 	// under: a reload during the run does not change how long it took
 	// against it. Not for a run serve's stop cut short.
 	var slow, slowEvery time.Duration
 	if every, took := time.Duration(j.cfg.Tune.Every), tn.now().Sub(start); j.cfg.Tune.Dir == "" && every > 0 && took >= every && ctx.Err() == nil {
 		slow, slowEvery = took, every
 	}
+	end := tn.now()
+	var retry time.Duration // an in-process failure's, under mu
+	failures := 0
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
@@ -780,9 +814,16 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
-			s.lastRun = start
-		case ctx.Err() == nil:
-			s.lastRun = start.Add(min(every, tuneRetry) - every) // again in tuneRetry
+			s.lastRun, s.failures = start, 0
+		case ctx.Err() == nil && s.cfg.Tune.Dir == "":
+			if errors.Is(err, tune.ErrShortHistory) {
+				retry = min(every, tuneRetry)
+			} else {
+				s.failures++
+				retry = retryDelay(s.failures, every)
+			}
+			failures = s.failures
+			s.lastRun = end.Add(retry - every) // due again retry after the end
 		}
 		if err == nil && res != nil {
 			// A reload during the run may have changed the terms it was
@@ -804,7 +845,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	}
 	tn.mu.Unlock()
 	if slow > 0 {
-		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends, a failed one's retry too), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
+		tn.logger().Warn("tuning run took tune.every or longer: the target's runs go back to back (the next starts as one ends; one that failed is tried again after its back-off), on one core, each delaying the other targets' runs; raise tune.every, shorten tune.history, or tune with infscale tune --shard into tune.dir (said once per target and every)",
 			"target", j.name, "took", slow.Round(time.Second), "every", model.Duration(slowEvery), "failed", err != nil)
 	}
 	if stale != nil {
@@ -814,7 +855,9 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		if !errors.Is(err, tune.ErrShortHistory) {
 			tn.errorsVec.WithLabelValues(j.name).Inc()
 		}
-		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
+		if retry == 0 { // removed by a reload during the run: its first retry's, as before
+			retry = min(time.Duration(j.cfg.Tune.Every), tuneRetry)
+		}
 		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
 			retry = time.Minute
 			if tn.Tick > 0 {
@@ -823,11 +866,11 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 		switch {
 		case !loud:
-			tn.logger().Debug("tuning failed as before; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+			tn.logger().Debug("tuning failed as before; the target keeps its policy", "target", j.name, "err", err, "failures", failures, "retry_in", retry)
 		case errors.Is(err, tune.ErrShortHistory): // a new target: nothing is wrong
 			tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
 		default:
-			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "failures", failures, "retry_in", retry)
 		}
 	}
 }

@@ -79,10 +79,10 @@ func slowTuningAt(t *testing.T, api *failingSlowAPI, every string) (*Loop, *Tuni
 const slowRunWarning = "tuning run took tune.every or longer"
 
 // TestTuningFailedRunLongerThanEvery: an in-process run that fails after
-// 90 minutes, with tune.every 1h, is retried as it ends (its retry is
-// due 15 minutes after its start): back to back as a slow successful
-// run, and warned of the same way, saying it failed. Before, only a run
-// that succeeded was warned of. A failed run of 30 minutes is not.
+// 90 minutes, with tune.every 1h, is warned of as a slow successful run
+// is, saying it failed: it will be as long when it succeeds, and such
+// runs go back to back. Before, only a run that succeeded was warned of.
+// A failed run of 30 minutes is not.
 func TestTuningFailedRunLongerThanEvery(t *testing.T) {
 	api := &failingSlowAPI{now: time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC), took: 30 * time.Minute}
 	_, tn, log, _ := slowTuningAt(t, api, "1h")
@@ -93,10 +93,10 @@ func TestTuningFailedRunLongerThanEvery(t *testing.T) {
 	if strings.Contains(log.String(), slowRunWarning) {
 		t.Errorf("a failed 30-minute run: log %q; want no warning", log.String())
 	}
-	// Due again (its retry 15 minutes after its start, 12:15, passed at
-	// 12:30), 90 minutes long this time.
+	// Due again 15 minutes after its end (12:30), at 12:45; 90 minutes
+	// long this time.
 	api.mu.Lock()
-	api.took = 90 * time.Minute
+	api.now, api.took = api.now.Add(15*time.Minute), 90*time.Minute
 	api.mu.Unlock()
 	tn.Step(context.Background())
 	if n := strings.Count(log.String(), slowRunWarning); n != 1 || !strings.Contains(log.String(), "target=chat took=1h30m0s every=1h failed=true") {
@@ -135,5 +135,141 @@ func TestTuningSlowRunJudgedOnItsOwnEvery(t *testing.T) {
 				t.Errorf("log %q: want one slow-run warning with %s", log.String(), c.warn)
 			}
 		})
+	}
+}
+
+// TestRetryDelay: tuneRetry (15m) doubled on each failure after the
+// first, capped at every, worked by hand: with every 24h 15m, 30m, 1h,
+// 2h, 4h, 8h, 16h, then 24h (32h capped) for good; with every 1h 15m,
+// 30m, then 1h (60m reaches the cap at the third).
+func TestRetryDelay(t *testing.T) {
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		failures int
+		every    time.Duration
+		want     time.Duration
+	}{
+		{1, day, 15 * time.Minute},
+		{2, day, 30 * time.Minute},
+		{3, day, time.Hour},
+		{4, day, 2 * time.Hour},
+		{5, day, 4 * time.Hour},
+		{6, day, 8 * time.Hour},
+		{7, day, 16 * time.Hour},
+		{8, day, day},
+		{1000, day, day},
+		{1, time.Hour, 15 * time.Minute},
+		{2, time.Hour, 30 * time.Minute},
+		{3, time.Hour, time.Hour},
+		{4, time.Hour, time.Hour},
+		{1000, 90 * day, 90 * day}, // no overflow: 15m x 2^999 never computed
+	} {
+		if got := retryDelay(c.failures, c.every); got != c.want {
+			t.Errorf("retryDelay(%d, %s) = %s, want %s", c.failures, c.every, got, c.want)
+		}
+	}
+}
+
+// TestTuningFailedRunsBackOff: in-process runs that each fail after 30
+// minutes, with tune.every 1h, are tried again 15m, 30m, then 1h after
+// each one's end. Before, the retry was due 15 minutes after the run's
+// start, passed when a 30-minute run ended: the failing runs followed one
+// another back to back, the tuner busy with them all the time, and no
+// warning said so (a run shorter than every is not slow).
+//
+//	run  start  end    failures  retry (from the end)  due
+//	1    12:00  12:30  1         15m                   12:45
+//	2    12:45  13:15  2         30m                   13:45
+//	3    13:45  14:15  3         1h (60m, the cap)     15:15
+//	4    15:15  15:45  4         1h (120m capped)      16:45
+func TestTuningFailedRunsBackOff(t *testing.T) {
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	api := &failingSlowAPI{now: day.Add(12 * time.Hour)}
+	_, tn, _, _ := slowTuningAt(t, api, "1h")
+	var log buftest.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// stepAt runs a Step at hh:mm with runs taking 30 minutes, and says
+	// whether a run started (the clock moved on by it).
+	stepAt := func(hh, mm int) bool {
+		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+		api.mu.Lock()
+		api.now, api.took = at, 30*time.Minute
+		api.mu.Unlock()
+		tn.Step(context.Background())
+		return !api.Now().Equal(at)
+	}
+	for _, c := range []struct {
+		hh, mm int
+		run    bool
+		said   string // the failure's line, when run
+	}{
+		{12, 0, true, "failures=1 retry_in=15m0s"},
+		{12, 30, false, ""}, // before: run again here, back to back
+		{12, 44, false, ""},
+		{12, 45, true, "failures=2 retry_in=30m0s"},
+		{13, 44, false, ""},
+		{13, 45, true, "failures=3 retry_in=1h0m0s"},
+		{15, 14, false, ""},
+		{15, 15, true, "failures=4 retry_in=1h0m0s"},
+		{16, 44, false, ""},
+		{16, 45, true, "failures=5 retry_in=1h0m0s"},
+	} {
+		mark := len(log.String())
+		if ran := stepAt(c.hh, c.mm); ran != c.run {
+			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
+		}
+		if said := log.String()[mark:]; c.run && !strings.Contains(said, c.said) {
+			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, said, c.said)
+		}
+	}
+	if strings.Contains(log.String(), slowRunWarning) {
+		t.Errorf("30-minute runs under every 1h: log %q, want no slow-run warning", log.String())
+	}
+}
+
+// TestTuningFailedBackOffResetByReload: a reload that changes a target
+// whose runs failed (the operator's fix) has it tried at the next look,
+// its back-off afresh. Every 24h, runs failing after 10 minutes: the
+// first 12:00-12:10, due 12:25 (15m); the second 12:25-12:35, due 13:05
+// (30m). A reload at 12:40 setting every 12h: run at 12:40, 12:40-12:50,
+// the first failure again, due 13:05 (15m). A reload that changes nothing
+// keeps the back-off: the next is not run at 12:55.
+func TestTuningFailedBackOffResetByReload(t *testing.T) {
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	api := &failingSlowAPI{now: day.Add(12 * time.Hour)}
+	l, tn, log, cfgAt := slowTuningAt(t, api, "24h")
+	stepAt := func(hh, mm int) bool {
+		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+		api.mu.Lock()
+		api.now, api.took = at, 10*time.Minute
+		api.mu.Unlock()
+		tn.Step(context.Background())
+		return !api.Now().Equal(at)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		hh, mm int
+		reload string // every to reload with first, "" none
+		run    bool
+	}{
+		{12, 0, "", true},
+		{12, 24, "", false},
+		{12, 25, "", true},
+		{12, 40, "12h", true}, // before the reload's reset: due only at 13:05
+		{12, 55, "12h", false},
+		{13, 4, "", false},
+		{13, 5, "", true},
+	} {
+		if c.reload != "" {
+			if err := l.SetConfig(ctx, cfgAt(c.reload)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ran := stepAt(c.hh, c.mm); ran != c.run {
+			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
+		}
+	}
+	if !strings.Contains(log.String(), "failures=1 retry_in=15m0s") {
+		t.Errorf("log %q: want the first failure's line", log.String())
 	}
 }
