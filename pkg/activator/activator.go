@@ -363,16 +363,16 @@ func New(cfg Config) (*Activator, error) {
 			case errors.Is(context.Cause(r.Context()), errClientBodyTimeout) || clientStalled(r):
 				a.bodyTimeouts.Inc()
 				closeConnection(w, r) // its body is not read to its end
-				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
+				a.writeError(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case malformed != nil:
 				// The client's body, not the upstream: not an upstream failure.
 				closeConnection(w, r) // its body cannot be read to its end
-				http.Error(w, "activator: the request's chunked body is malformed: "+malformed.Error(), http.StatusBadRequest)
+				a.writeError(w, "activator: the request's chunked body is malformed: "+malformed.Error(), http.StatusBadRequest)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
 				why := fmt.Sprintf("upstream did not take the request within %v", cfg.BodyTimeout)
 				a.upstreamFailed(r, http.StatusGatewayTimeout, why)
 				closeConnection(w, r) // nor this one's
-				http.Error(w, "activator: "+why, http.StatusGatewayTimeout)
+				a.writeError(w, "activator: "+why, http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
 				// The client left (whatever the transport's error then), or
 				// shut its sending side (the same FIN): no answer, not
@@ -383,7 +383,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upstreamFailed(r, http.StatusBadGateway, why)
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+why, http.StatusBadGateway)
+				a.writeError(w, "activator: upstream: "+why, http.StatusBadGateway)
 			}
 		},
 	}
@@ -514,7 +514,7 @@ func (a *Activator) ProxyMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(HeldScrapeHeader) != "" {
-			http.Error(rw, "activator: this is the proxy port (--listen), which proxies /metrics to the upstream; the activator's own /metrics is on --metrics-listen: point zero.held_scrape at that port (deploy/activator: 9090)", http.StatusMisdirectedRequest)
+			a.writeError(rw, "activator: this is the proxy port (--listen), which proxies /metrics to the upstream; the activator's own /metrics is on --metrics-listen: point zero.held_scrape at that port (deploy/activator: 9090)", http.StatusMisdirectedRequest)
 			return
 		}
 		a.ServeHTTP(rw, r)
@@ -759,7 +759,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(a.cfg.BodyTimeout)) }()
 	if err := checkPath(r.URL.Path); err != nil {
 		a.badPath.Inc()
-		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
+		a.writeError(rw, "activator: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	dropH2CUpgrade(r.Header)
@@ -773,7 +773,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get(ProbeHeader); id != "" {
 		if id == a.id {
 			rw.Header().Set(ProbeHeader, a.id)
-			http.Error(rw, "activator: "+errLoop, http.StatusLoopDetected)
+			a.writeError(rw, "activator: "+errLoop, http.StatusLoopDetected)
 			return
 		}
 		notHeld = "activator: upstream not ready"
@@ -781,7 +781,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		notHeld = "activator: a Prometheus scrape is not held (held, it would count as demand): scrape the activator's own /metrics (on --metrics-listen when set) and the model's pods directly"
 	}
 	if notHeld != "" && !a.Ready() {
-		http.Error(rw, notHeld, http.StatusServiceUnavailable)
+		a.writeError(rw, notHeld, http.StatusServiceUnavailable)
 		return
 	}
 	// The upstream may answer (an event stream's headers) before the
@@ -1104,7 +1104,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			a.mu.Unlock()
 			a.rejected.Inc()
 			closeIfBody()
-			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
+			a.writeError(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
 		if inUse := a.bytes; inUse+hb+r.ContentLength > a.cfg.MaxHeldBytes { // read under the lock
@@ -1145,7 +1145,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			case errors.Is(err, errTooLarge):
 				a.rejected.Inc()
 				closeIfBody()
-				http.Error(rw, fmt.Sprintf("activator: a chunked body larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
+				a.writeError(rw, fmt.Sprintf("activator: a chunked body larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			case errors.Is(err, errOverBudget):
 				a.rejected.Inc()
 				closeIfBody()
@@ -1157,10 +1157,10 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				a.bodyTimeouts.Inc()
 				closeIfBody()
-				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
+				a.writeError(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
 			case malformedBody(err):
 				closeIfBody()
-				http.Error(rw, "activator: the request's chunked body is malformed: "+err.Error(), http.StatusBadRequest)
+				a.writeError(rw, "activator: the request's chunked body is malformed: "+err.Error(), http.StatusBadRequest)
 			default: // the client left: nobody to answer
 				a.leave(nil)
 			}
@@ -1235,7 +1235,7 @@ func (a *Activator) abandon(w *waiter) bool {
 
 func (a *Activator) refuse(rw http.ResponseWriter, code int, msg string) {
 	rw.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.cfg.RetryAfter.Seconds()))))
-	http.Error(rw, msg, code)
+	a.writeError(rw, msg, code)
 	a.logRefusal(code, msg)
 }
 
@@ -1459,6 +1459,31 @@ func (a *Activator) sayFailures() {
 		a.cfg.Log.Warn("upstream failed", "failures", n, "upstream", a.cfg.Upstream.Redacted(),
 			"error", "the requests since the last line, not logged one by one (at most one line each "+FailureLogInterval.String()+")")
 	}
+}
+
+// writeError answers code with msg and a newline, as http.Error does
+// (text/plain, nosniff), with its Content-Length and flushed within
+// --body-timeout (the answer's writes' deadline): the whole answer is on
+// the wire when it returns. Anything after it (the linger
+// over an unfinished body, up to lingerTimeout; net/http's close) then
+// delays only the connection's close, never the answer, as net/http
+// flushes an answer before closing the body and Envoy before its
+// delayed_close_timeout. With http.Error the answer stayed in net/http's
+// buffer until the handler returned: a client whose body stalled got its
+// 408 --body-timeout plus up to 1 s late (TestAnswerBeforeLinger).
+// Without the length, a flushed answer would be chunked and its last
+// chunk still wait.
+func (a *Activator) writeError(w http.ResponseWriter, msg string, code int) {
+	body := msg + "\n"
+	h := w.Header()
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, body)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(a.cfg.BodyTimeout)) // a client that does not read
+	_ = rc.Flush()
 }
 
 // lingerTimeout bounds how long an unfinished request body is read and
