@@ -2,10 +2,12 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,5 +150,72 @@ func TestTuningRunLongerThanEvery(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), warning); n != 1 {
 		t.Errorf("a 90-minute run under every 2h, reloaded to 80m during it: %d warnings, want the first only; log %q", n, log.String())
+	}
+}
+
+// failingClock is a slowClock whose range queries fail while fail is set
+// (Prometheus down): a run then fails at its first query.
+type failingClock struct {
+	*slowClock
+	fail atomic.Bool
+}
+
+func (c *failingClock) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	if c.fail.Load() {
+		return nil, nil, errors.New("server error: 503 Service Unavailable")
+	}
+	return c.slowClock.Range(ctx, q, start, end, step)
+}
+
+// TestTuningBackOffEndsOnSuccess: with tune.every 1h, two failed runs
+// back off 15m then 30m (due at t0+15m, t0+45m); the run at t0+45m
+// succeeds, the next due an hour after its start, t0+1h45m; that one
+// fails, the first failure of a new series: tried again in 15m
+// (failures=1), not in the 1h the third failure in a row would wait.
+func TestTuningBackOffEndsOnSuccess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	ctx := context.Background()
+	cfg := tuneTestConfig(t, srv.URL, "shadow", "2s")
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := tr.End.Add(-6 * time.Hour)
+	clock := &failingClock{slowClock: &slowClock{API: src.Evaluator.API, now: t0}}
+	reg := prometheus.NewRegistry()
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock.Now})
+	tn := NewTuning(reg)
+	var log buftest.Buffer
+	tn.API, tn.Period, tn.Now, tn.Log = clock, 15*time.Second, clock.Now, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tn.Options = tune.TargetOptions{Workers: 2, Space: tune.Space{
+		Metrics: []tune.MetricSpace{{Name: "queue", Targets: []float64{0.25}, Integer: true, PerBatch: true}},
+		Dims:    tune.DefaultSpace.Dims,
+	}}
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		fail bool
+		said string
+	}{
+		{0, true, "failures=1 retry_in=15m0s"},
+		{15 * time.Minute, true, "failures=2 retry_in=30m0s"},
+		{45 * time.Minute, false, `msg="target tuned"`},
+		{105 * time.Minute, true, "failures=1 retry_in=15m0s"},
+	} {
+		clock.mu.Lock()
+		clock.now = t0.Add(c.at)
+		clock.mu.Unlock()
+		clock.fail.Store(c.fail)
+		mark := len(log.String())
+		tn.Step(ctx)
+		if said := log.String()[mark:]; !strings.Contains(said, c.said) {
+			t.Errorf("t0+%v: log %q, want %s", c.at, said, c.said)
+		}
 	}
 }
