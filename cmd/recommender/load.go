@@ -23,6 +23,7 @@ import (
 	"github.com/infscale/infscale/pkg/load"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
+	"golang.org/x/net/http/httpguts"
 )
 
 // LoadCmd is `infscale load URL`: load an OpenAI-compatible endpoint and
@@ -49,6 +50,7 @@ type LoadCmd struct {
 	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and the open loop's arrivals."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json" help:"text (table, knee) or json."`
+	Header       []string      `name:"header" short:"H" sep:"none" placeholder:"'NAME: VALUE'" help:"A header to send with every request, GET /v1/models too (genai-perf's -H; repeat it for more), such as a gateway's key. The server's API key is best given in the environment variable OPENAI_API_KEY (as vllm bench serve reads it: sent as Authorization: Bearer KEY, not in the process list); an Authorization header given here replaces it. Values of credential headers never appear in the output."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
 	Calibrate    string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs, then its points up to --calibrate-fit-max again at --calibrate-prompt-tokens (each point up to --duration 60s or --requests 1000 by default): 1,2,4,8,16,32,64 takes 12 points, up to about 12 minutes."`
@@ -188,8 +190,13 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalid(err)
 		}
 	}
+	header, err := loadHeader(c.Header, os.Getenv("OPENAI_API_KEY"))
+	if err != nil {
+		return err
+	}
 	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
-		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput, MaxConcurrency: c.MaxConc}
+		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput, MaxConcurrency: c.MaxConc,
+		Header: header}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
 	concurrency := c.Concurrency != ""
@@ -350,6 +357,43 @@ func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
 	}
 }
 
+// loadHeader returns the header load sends with every request: apiKey
+// (OPENAI_API_KEY, as vllm bench serve reads it) as Authorization: Bearer
+// apiKey, then items (--header 'NAME: VALUE', as genai-perf's -H), an
+// Authorization among them replacing the key's. A bad item is exit 2
+// naming it by position and name, never by value (a key).
+func loadHeader(items []string, apiKey string) (http.Header, error) {
+	h := http.Header{}
+	if key := strings.TrimSpace(apiKey); key != "" {
+		if !httpguts.ValidHeaderFieldValue(key) {
+			return nil, invalidf("OPENAI_API_KEY: not a valid header value (a line break or control character in it?)")
+		}
+		h.Set("Authorization", "Bearer "+key)
+	}
+	given := http.Header{}
+	for i, item := range items {
+		name, value, ok := strings.Cut(item, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok || name == "":
+			return nil, invalidf("--header item %d: want 'NAME: VALUE', such as 'X-Api-Key: KEY'", i+1)
+		case !httpguts.ValidHeaderFieldName(name):
+			return nil, invalidf("--header item %d: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~)", i+1, name)
+		case !httpguts.ValidHeaderFieldValue(value):
+			return nil, invalidf("--header item %d (%s): its value is not a valid header value (a line break or control character in it?)", i+1, name)
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case "Content-Type", "Accept", "Host", "Content-Length", "Transfer-Encoding", "Connection":
+			return nil, invalidf("--header item %d: %s is load's own (it sends JSON and reads an event stream to the URL's host)", i+1, http.CanonicalHeaderKey(name))
+		}
+		given.Add(name, value)
+	}
+	for name, vs := range given {
+		h[name] = vs
+	}
+	return h, nil
+}
+
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
 // points at besides --prompt-tokens: given (checked against the server's
 // max_model_len; none when --prompt-tokens alone is given), or
@@ -359,13 +403,13 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 	client := &http.Client{}
 	model := cfg.Model
 	if model == "" {
-		m, err := load.DiscoverModel(e.ctx, client, cfg.URL)
+		m, err := load.DiscoverModel(e.ctx, client, cfg.URL, cfg.Header)
 		if err != nil {
 			return nil, err
 		}
 		model = m
 	}
-	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model)
+	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model, cfg.Header)
 	if err != nil {
 		return nil, err
 	}

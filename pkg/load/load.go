@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -97,6 +98,11 @@ type Config struct {
 	// Client is the HTTP client (default: one with a connection per
 	// client).
 	Client *http.Client
+	// Header is sent with every request, GET /v1/models too: the API key
+	// as Authorization: Bearer KEY (vllm bench serve's OPENAI_API_KEY), a
+	// gateway's header. A credential's value (Credentials) never appears
+	// in an error.
+	Header http.Header
 	// Progress, if set, is called after every finished request with the
 	// count finished and the count expected (0 when unknown).
 	Progress func(done, total int)
@@ -155,7 +161,7 @@ func RunPoint(ctx context.Context, cfg Config) (Point, error) {
 		return Point{}, err
 	}
 	if cfg.Model == "" {
-		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL)
+		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL, cfg.Header)
 		if err != nil {
 			return Point{}, err
 		}
@@ -217,12 +223,26 @@ func (c *Config) defaults() error {
 // modelsTimeout bounds a GET of /v1/models.
 const modelsTimeout = 10 * time.Second
 
-// DiscoverModel returns the first model id of GET URL/v1/models, or an
-// error saying the server did not answer within 10 s.
-func DiscoverModel(parent context.Context, client *http.Client, base string) (string, error) {
+// newRequest is a request of load's with header's fields set (a copy).
+func newRequest(ctx context.Context, method, url string, body io.Reader, header http.Header) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = slices.Clone(vs)
+	}
+	return req, nil
+}
+
+// DiscoverModel returns the first model id of GET URL/v1/models, sent
+// with header (Config.Header), or an error saying the server did not
+// answer within 10 s, or refused the request (a 401 or 403: what key to
+// give).
+func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
+	req, err := newRequest(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil, header)
 	if err != nil {
 		return "", err
 	}
@@ -246,6 +266,10 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 	if err := redirected(resp, "/v1/models"); err != nil {
 		return "", fmt.Errorf("load: GET %s/v1/models: %w", strings.TrimRight(base, "/"), err)
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// --served-model-name would not help: every request would be refused too.
+		return "", fmt.Errorf("load: GET %s/v1/models: %s (%s)", base, resp.Status, statusHint(resp.StatusCode, header))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
 	}
@@ -261,11 +285,11 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 // MaxModelLen returns the max_model_len GET URL/v1/models gives the
 // model (vLLM's ModelCard: the longest prompt plus output it serves), or
 // 0 when the server gives none (not every OpenAI-compatible server does).
-// Errors: the request's.
-func MaxModelLen(ctx context.Context, client *http.Client, base, model string) (int, error) {
+// The request is sent with header (Config.Header). Errors: the request's.
+func MaxModelLen(ctx context.Context, client *http.Client, base, model string, header http.Header) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
+	req, err := newRequest(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil, header)
 	if err != nil {
 		return 0, err
 	}
@@ -652,8 +676,62 @@ func (r *runner) one(ctx context.Context, j job) Record {
 		}
 		rec.Err = fmt.Errorf("timed out: %s within the timeout of %s (--timeout): %w", what, r.cfg.Timeout, rec.Err)
 	}
+	rec.Err = redact(rec.Err, r.cfg.Header)
 	return rec
 }
+
+// Credentials returns the values of header's fields that are secrets, to
+// be kept out of every output: those of Authorization, Proxy-Authorization
+// and Cookie, and of a field whose name says key, token, secret or auth
+// (X-Api-Key); of a value "SCHEME CREDENTIALS" (Bearer KEY) also the
+// credentials alone.
+func Credentials(header http.Header) []string {
+	var out []string
+	for name, vs := range header {
+		n := strings.ToLower(name)
+		if !slices.Contains([]string{"authorization", "proxy-authorization", "cookie"}, n) &&
+			!strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") && !strings.Contains(n, "auth") {
+			continue
+		}
+		for _, v := range vs {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, v)
+			}
+			if _, cred, ok := strings.Cut(v, " "); ok && strings.TrimSpace(cred) != "" {
+				out = append(out, strings.TrimSpace(cred))
+			}
+		}
+	}
+	// The longest first: a value replaced whole, not its credentials part.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return out
+}
+
+// redact returns err with every credential of header (Credentials) in its
+// text replaced by [redacted] (a server that echoes the key it refused),
+// err itself when none is there. The result wraps err (errors.Is).
+func redact(err error, header http.Header) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, c := range Credentials(header) {
+		msg = strings.ReplaceAll(msg, c, "[redacted]")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return redacted{msg, err}
+}
+
+// redacted is an error said with its credentials replaced (redact).
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e redacted) Error() string { return e.msg }
+func (e redacted) Unwrap() error { return e.err }
 
 // maxChunks is the most text chunks a request of max_tokens output may
 // stream: twice max_tokens and 16 more, room for a server that splits a
@@ -661,11 +739,27 @@ func (r *runner) one(ctx context.Context, j job) Record {
 // stream past it ignores max_tokens (and ignore_eos would not end it).
 func maxChunks(output int) int { return 2*output + 16 }
 
-// statusHints says what to do about a status that is no fault of the
-// model's serving: the request never reached it, or a gateway refused it.
+// noKeyHint is statusHint's for a 401 or 403 of a request sent without a
+// header: how to give the key.
+const noKeyHint = "load sent no API key: give the server's key in the environment variable OPENAI_API_KEY " +
+	"(sent as Authorization: Bearer KEY, as vllm bench serve does), or a gateway's header with --header 'NAME: VALUE'"
+
+// statusHint says what to do about a status that is no fault of the
+// model's serving (the request never reached it, or a gateway refused
+// it), "" for any other; a 401 or 403 by whether header (Config.Header)
+// gave any field.
+func statusHint(code int, header http.Header) string {
+	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && len(header) > 0 {
+		names := slices.Sorted(maps.Keys(header))
+		return fmt.Sprintf("the server refused the request with the header load sent (%s, from OPENAI_API_KEY or --header): check that the key is the one the server (vLLM's --api-key) or its gateway takes", strings.Join(names, ", "))
+	}
+	return statusHints[code]
+}
+
+// statusHints is statusHint's table.
 var statusHints = map[int]string{
-	http.StatusUnauthorized: "load sends no API key: test a server started without --api-key, or port-forward past the gateway that asks for one",
-	http.StatusForbidden:    "load sends no API key: test a server started without --api-key, or port-forward past the gateway that asks for one",
+	http.StatusUnauthorized: noKeyHint,
+	http.StatusForbidden:    noKeyHint,
 	http.StatusNotFound:     "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)",
 	http.StatusTooManyRequests: "the server or a gateway before it limits the request rate: what is measured is the limit, not the model; " +
 		"lift it for the test or load below it",
@@ -694,7 +788,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	b, _ := json.Marshal(body)
 	start := time.Now()
 	rec := Record{Start: start.Sub(r.begin), PromptTokens: j.prompt}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.URL+path, bytes.NewReader(b))
+	req, err := newRequest(ctx, http.MethodPost, r.cfg.URL+path, bytes.NewReader(b), r.cfg.Header)
 	if err != nil {
 		rec.Err = err
 		return rec
@@ -718,7 +812,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
 			rec.Err = fmt.Errorf("%s: %s", resp.Status, ex)
 		}
-		if hint := statusHints[resp.StatusCode]; hint != "" {
+		if hint := statusHint(resp.StatusCode, r.cfg.Header); hint != "" {
 			rec.Err = fmt.Errorf("%w (%s)", rec.Err, hint)
 		}
 		return rec

@@ -17,7 +17,7 @@ func TestStatusSaysWhatToDo(t *testing.T) {
 		status int
 		want   string
 	}{
-		{401, `401 Unauthorized: {"error":"Unauthorized"} (load sends no API key: test a server started without --api-key`},
+		{401, `401 Unauthorized: {"error":"Unauthorized"} (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY`},
 		{404, `404 Not Found: {"error":"Unauthorized"} (check the URL's path, --endpoint and --served-model-name`},
 		{429, `429 Too Many Requests: {"error":"Unauthorized"} (the server or a gateway before it limits the request rate`},
 		{500, `500 Internal Server Error: {"error":"Unauthorized"}`},

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// keyedFleet is the simulated fleet behind vLLM's --api-key check: a /v1
+// path without header name: value is answered 401, the body echoing what
+// it got (as a careless gateway does), so that a key load prints is seen.
+func keyedFleet(t *testing.T, name, value string) string {
+	t.Helper()
+	r, err := replica.New(replica.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1, Replica: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	u, err := url.Parse(f.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1") && r.Header.Get(name) != value {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":"Unauthorized: got %s"}`, r.Header.Get(name))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestLoadAPIKey: load against a server that asks for a key. Without one,
+// every request and GET /v1/models were refused (exit 1, "load sends no
+// API key"). OPENAI_API_KEY (as vllm bench serve reads it) is sent as
+// Authorization: Bearer, the model is found and the point succeeds; a
+// gateway's key goes with --header; a wrong key fails saying the header
+// was refused. The key is in no output, the JSON's first_error included,
+// though the server echoes it.
+func TestLoadAPIKey(t *testing.T) {
+	const key = "sk-test-4be07d1c"
+	base := keyedFleet(t, "Authorization", "Bearer "+key)
+	args := []string{"load", base, "--concurrency", "1", "--requests", "2", "--prompt-tokens", "16", "--max-tokens", "4", "-o", "json", "--progress", "never"}
+
+	t.Setenv("OPENAI_API_KEY", "")
+	var out, errb bytes.Buffer
+	code := run(t.Context(), args, strings.NewReader(""), &out, &errb)
+	if want := "401 Unauthorized (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY"; code != 1 || !strings.Contains(errb.String(), want) {
+		t.Errorf("no key: exit %d, stderr %q; want 1 and %q", code, errb.String(), want)
+	}
+
+	t.Setenv("OPENAI_API_KEY", key)
+	out.Reset()
+	errb.Reset()
+	code = run(t.Context(), args, strings.NewReader(""), &out, &errb)
+	var rep struct {
+		Requests     int `json:"requests"`
+		Errors       int `json:"errors"`
+		OutputTokens int `json:"output_tokens"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); code != 0 || err != nil || rep.Requests != 2 || rep.Errors != 0 || rep.OutputTokens != 8 {
+		t.Errorf("OPENAI_API_KEY: exit %d (%v), %+v, stderr %q; want 0 and 2 requests of 4 tokens", code, err, rep, errb.String())
+	}
+
+	t.Setenv("OPENAI_API_KEY", "sk-wrong-99ae31")
+	out.Reset()
+	errb.Reset()
+	code = run(t.Context(), append(args, "--served-model-name", "m"), strings.NewReader(""), &out, &errb)
+	if want := "the server refused the request with the header load sent (Authorization"; code != 1 || !strings.Contains(errb.String(), want) || !strings.Contains(out.String(), "[redacted]") {
+		t.Errorf("wrong key: exit %d, stdout %q, stderr %q; want 1, %q and the echo redacted", code, out.String(), errb.String(), want)
+	}
+	if strings.Contains(out.String()+errb.String(), "sk-wrong") {
+		t.Errorf("wrong key printed: stdout %q, stderr %q", out.String(), errb.String())
+	}
+
+	gw := keyedFleet(t, "X-Api-Key", "gw-1234abcd")
+	t.Setenv("OPENAI_API_KEY", "")
+	out.Reset()
+	errb.Reset()
+	args[1] = gw
+	code = run(t.Context(), append(args, "--header", "X-Api-Key: gw-1234abcd"), strings.NewReader(""), &out, &errb)
+	if err := json.Unmarshal(out.Bytes(), &rep); code != 0 || err != nil || rep.Requests != 2 || rep.Errors != 0 {
+		t.Errorf("--header: exit %d (%v), %+v, stderr %q; want 0 and 2 requests", code, err, rep, errb.String())
+	}
+}
+
+// TestLoadHeaderRefused: a --header item that is not NAME: VALUE, a name
+// that is no header name, a value with a line break, or a header load sets
+// itself is exit 2 naming the item, never its value.
+func TestLoadHeaderRefused(t *testing.T) {
+	for _, tc := range []struct{ item, want string }{
+		{"Bearer sk-abc", "--header item 1: want 'NAME: VALUE'"},
+		{"X Key: sk-abc", `--header item 1: "X Key" is not a header name`},
+		{"X-Key: sk-abc\r\nHost: evil", "--header item 1 (X-Key): its value is not a valid header value"},
+		{"content-type: text/plain", "--header item 1: Content-Type is load's own"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"load", "http://127.0.0.1:1", "--concurrency", "1", "--header", tc.item}, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), "sk-abc") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q without the value", tc.item, code, errb.String(), tc.want)
+		}
+	}
+}
