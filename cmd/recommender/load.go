@@ -400,7 +400,7 @@ func loadHeader(items []string, apiKey string) (http.Header, error) {
 // load.KVPromptTokens's default (none when no length fits). The server
 // is asked for the model and its max_model_len.
 func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error) {
-	client := &http.Client{}
+	client := load.NewClient(1) // as the run's: no redirect followed
 	model := cfg.Model
 	if model == "" {
 		m, err := load.DiscoverModel(e.ctx, client, cfg.URL, cfg.Header)

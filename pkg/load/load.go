@@ -211,13 +211,21 @@ func (c *Config) defaults() error {
 		c.Timeout = 5 * time.Minute
 	}
 	if c.Client == nil {
-		n := max(c.Concurrency, 64)
-		c.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxIdleConns: n, DisableCompression: true,
-			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.Client = NewClient(max(c.Concurrency, 64))
 	}
 	c.URL = strings.TrimRight(c.URL, "/")
 	return nil
+}
+
+// NewClient returns load's HTTP client (Config.Client's default), keeping
+// up to conns idle connections: it follows no redirect (the redirect is
+// answered, and redirected names it), so no request, nor its header,
+// leaves the server CheckLoopback checked; it asks for no compression and
+// gives up a connection not made within 5 s.
+func NewClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns, DisableCompression: true,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // modelsTimeout bounds a GET of /v1/models.
