@@ -673,6 +673,18 @@ func (c chunk) givenUp() string {
 	return ""
 }
 
+// finished reports whether a choice of c gives a finish_reason (not null,
+// not ""): the server's last chunk of an answer, usage aside.
+func (c chunk) finished() bool {
+	for _, ch := range c.Choices {
+		var why string
+		if raw := string(ch.FinishReason); raw != "" && raw != "null" && (json.Unmarshal(ch.FinishReason, &why) != nil || why != "") {
+			return true
+		}
+	}
+	return false
+}
+
 // one sends one streaming request and measures it. A request still
 // unanswered (or still streaming) after Timeout fails saying so.
 func (r *runner) one(ctx context.Context, j job) Record {
@@ -830,7 +842,8 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	var last time.Time
 	chunks := 0
 	usageTokens := 0
-	done := false // the stream's data: [DONE] came
+	done := false     // the stream's data: [DONE] came
+	finished := false // a chunk gave a finish_reason
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -871,6 +884,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 			rec.Err = fmt.Errorf("the server ended the request with finish_reason %q after %d text chunks (it aborted it: was it paused, restarted or overloaded?)", why, chunks)
 			return rec
 		}
+		finished = finished || c.finished()
 		if c.Usage != nil {
 			usageTokens = c.Usage.CompletionTokens
 			if c.Usage.PromptTokens > 0 {
@@ -923,7 +937,9 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		}
 		return rec
 	}
-	if !done {
+	if !done && !finished {
+		// A clean end after a finish_reason is an answer whole: TGI sent no
+		// [DONE] before its 2.2. Without either, the server died mid-answer.
 		rec.Err = fmt.Errorf("cut off: the stream ended after %d text chunks without data: [DONE] (the server closed it mid-answer)", chunks)
 		return rec
 	}
