@@ -3,9 +3,10 @@
 // measures what each request saw, with the definitions of vLLM's `vllm
 // bench serve` (vllm/benchmarks/serve.py): TTFT is the time from sending
 // the request to the first streamed chunk carrying text; ITL the times
-// between successive text chunks, pooled over all requests; TPOT a
-// request's (e2e - TTFT) / (output tokens - 1); e2e the time to the last
-// chunk; output tokens per second the output tokens of all successful
+// between successive text chunks (after the first, any chunk with a
+// text field, "" too: a token that shows nothing), pooled over all
+// requests; TPOT a request's (e2e - TTFT) / (output tokens - 1); e2e the
+// time to the last text chunk; output tokens per second the output tokens of all successful
 // requests over the run's duration. Output token counts are the server's
 // `usage` (stream_options.include_usage), the count of text chunks when a
 // server sends none or a count of 0.
@@ -614,16 +615,18 @@ func Prompt(n int, seed uint64) string {
 	return b.String()
 }
 
-// chunk is the part of a streamed completion chunk the client reads.
+// chunk is the part of a streamed completion chunk the client reads. A
+// text field is nil when the chunk has none (or null), "" when it has an
+// empty one.
 type chunk struct {
 	Choices []struct {
-		Text  string `json:"text"`
+		Text  *string `json:"text"`
 		Delta struct {
-			Content string `json:"content"`
+			Content *string `json:"content"`
 			// A reasoning model's thinking: vLLM's delta.reasoning (since
 			// its PR 27752), reasoning_content before it (and DeepSeek's).
-			Reasoning        string `json:"reasoning"`
-			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+			ReasoningContent *string `json:"reasoning_content"`
 		} `json:"delta"`
 		// FinishReason is vLLM's stop, length, abort, error or
 		// repetition (raw: a server may send an object).
@@ -671,6 +674,24 @@ func (c chunk) givenUp() string {
 		}
 	}
 	return ""
+}
+
+// token reports whether a choice of c carries a token's text: text when
+// some of it is not empty; any when one has a text field at all, "" too
+// (vLLM streams a chunk for every token, its text "" for a special token
+// or a part of a character). A chat's role chunk before the first token
+// ("content": "") is one only by the second rule; llama.cpp's last chunk
+// ("delta": {} beside its finish_reason) by neither.
+func (c chunk) token() (text, some bool) {
+	for _, ch := range c.Choices {
+		for _, f := range []*string{ch.Text, ch.Delta.Content, ch.Delta.Reasoning, ch.Delta.ReasoningContent} {
+			if f != nil {
+				some = true
+				text = text || *f != ""
+			}
+		}
+	}
+	return text, some
 }
 
 // finished reports whether a choice of c gives a finish_reason (not null,
@@ -891,13 +912,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 				rec.PromptTokens = c.Usage.PromptTokens
 			}
 		}
-		text := false
-		for _, ch := range c.Choices {
-			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" {
-				text = true
-			}
-		}
-		if !text {
+		// The first token is the first chunk with text (TTFT: a chat's role
+		// chunk comes before it); after it every chunk of a token's text,
+		// empty or not, as vllm bench serve counts them, so that e2e and
+		// ITL take in the tokens that show nothing (after an end of turn
+		// under ignore_eos).
+		if text, some := c.token(); !text && (chunks == 0 || !some) {
 			continue
 		}
 		if chunks == maxChunks(j.output) {
