@@ -80,6 +80,9 @@ func TestLoadAPIKey(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); code != 0 || err != nil || rep.Requests != 2 || rep.Errors != 0 || rep.OutputTokens != 8 {
 		t.Errorf("OPENAI_API_KEY: exit %d (%v), %+v, stderr %q; want 0 and 2 requests of 4 tokens", code, err, rep, errb.String())
 	}
+	if strings.Contains(out.String()+errb.String(), key) {
+		t.Errorf("the key printed: stdout %q, stderr %q", out.String(), errb.String())
+	}
 
 	t.Setenv("OPENAI_API_KEY", "sk-wrong-99ae31")
 	out.Reset()
@@ -117,6 +120,29 @@ func TestLoadHeaderRefused(t *testing.T) {
 		code := run(t.Context(), []string{"load", "http://127.0.0.1:1", "--concurrency", "1", "--header", tc.item}, strings.NewReader(""), &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), "sk-abc") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q without the value", tc.item, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestLoadHeaderKeyAndFlags: OPENAI_API_KEY is Authorization: Bearer KEY;
+// a --header Authorization replaces it (vllm bench serve's --header
+// overrides its environment variable too); other headers are added, a
+// name given twice keeping both values.
+func TestLoadHeaderKeyAndFlags(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		items []string
+		want  http.Header
+	}{
+		{"sk-1", nil, http.Header{"Authorization": {"Bearer sk-1"}}},
+		{" sk-1\n", []string{"X-Api-Key: gw"}, http.Header{"Authorization": {"Bearer sk-1"}, "X-Api-Key": {"gw"}}},
+		{"sk-1", []string{"authorization: Basic dTpw"}, http.Header{"Authorization": {"Basic dTpw"}}},
+		{"", []string{"X-A: 1", "x-a:2"}, http.Header{"X-A": {"1", "2"}}},
+		{"", nil, http.Header{}},
+	} {
+		got, err := loadHeader(tc.items, tc.key)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("key %q, items %q: %v, %v; want %v", tc.key, tc.items, got, err, tc.want)
 		}
 	}
 }
