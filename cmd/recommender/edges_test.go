@@ -226,6 +226,7 @@ func TestSimulateWindowPastEnd(t *testing.T) {
 // TestProfileStepAndZone: profile groups steps into clock hours, so a step
 // over an hour is refused before any query (--step 2h profiled every other
 // hour and read a week as 3.5 days; 48h said "less than 24 hours of data");
+// a step that straddles the zone's clock hours is refused too;
 // and "Local", the machine's zone, which serve's schedule: refuses, is not
 // a zone to propose a schedule in.
 func TestProfileStepAndZone(t *testing.T) {
@@ -233,6 +234,11 @@ func TestProfileStepAndZone(t *testing.T) {
 	wantRefused(t, append(base, "--step", "2h"), nil, "--step 2h0m0s: profile groups the steps into clock hours: want at most 1h")
 	wantRefused(t, append(base, "--step", "61m"), nil, "--step 1h1m0s: profile groups")
 	wantRefused(t, append(base, "--timezone", "Local"), nil, `--timezone "Local" is the machine's zone`, "Europe/Berlin")
+	// A step that does not divide an hour put 8 or 9 steps of 7m into an
+	// hour, some of them mostly its neighbours'; 1h steps in a zone at
+	// +05:30 each lay half in two local hours. Both refused before any query.
+	wantRefused(t, append(base, "--step", "7m"), nil, "--step 7m0s: profile groups the steps into clock hours; 7m0s does not divide an hour")
+	wantRefused(t, append(base, "--step", "1h", "--timezone", "Asia/Kolkata"), nil, "--step 1h0m0s with --timezone Asia/Kolkata: Asia/Kolkata is UTC+05:30", "want one that divides 30m0s")
 	// An hour is a step profile takes: the unreachable Prometheus (exit 1).
 	if code, _, stderr := runIn(t, nil, append(base, "--step", "1h", "--query-timeout", "1s")...); code != exitRuntime {
 		t.Errorf("--step 1h: exit %d, want 1 (Prometheus unreachable); stderr:\n%s", code, stderr)

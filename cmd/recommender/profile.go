@@ -46,9 +46,13 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return invalidf("--timezone %q: %v", c.Timezone, err)
 	}
-	// Steps are grouped into clock hours: a longer step fills only some.
+	// Steps are grouped into clock hours: a longer step fills only some,
+	// and one that does not divide an hour mixes neighbouring hours.
 	if c.Step > time.Hour {
 		return invalidf("--step %s: profile groups the steps into clock hours: want at most 1h (e.g. 30s, 5m)", c.Step)
+	}
+	if err := seasonal.CheckStep(c.Step, time.UTC, time.Time{}, time.Time{}); err != nil {
+		return invalidf("--step %s: profile groups the steps into clock hours; %v", c.Step, err)
 	}
 	c.Policy = policySpec(c.Policy)
 	reactive, err := replay.ParsePolicy(c.Policy)
@@ -81,6 +85,10 @@ func (c *ProfileCmd) Run(e *env) error {
 	res.warn(e.stderr)
 	if span := res.grid.End().Sub(res.grid.Start); span < 24*time.Hour {
 		return invalidf("--start..--end spans %s: a profile needs at least 24h (a week to see weekdays; --start=-7d)", span)
+	}
+	// The zone's offsets over the range: a half-hour zone splits 1h steps.
+	if err := seasonal.CheckStep(c.Step, loc, res.grid.Start, res.grid.End()); err != nil {
+		return invalidf("--step %s with --timezone %s: %v", c.Step, c.Timezone, err)
 	}
 	c.fromTarget(res.replica, true)
 	model, err := c.Replica()

@@ -2,6 +2,7 @@ package seasonal
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 )
@@ -163,4 +164,48 @@ func (p Profile) Expected(d, h int) float64 {
 		return r
 	}
 	return p.DayOfWeek[d] * p.HourOfDay[h] / p.Mean
+}
+
+// CheckStep reports whether steps of length step, on a grid that starts at
+// a multiple of step since the zero time (backtest's: --start truncated to
+// a step), each lie within one clock hour of loc over [from, to], as Build
+// groups them. They do when step divides an hour and every UTC offset loc
+// takes in [from, to] (read at each hour and at to) is a multiple of it:
+// a 7m step straddles hours everywhere (one hour held 8 or 9 steps, some
+// from its neighbours); 1h in Asia/Kolkata (+05:30) splits each step
+// between two local hours. The error says the longest step that fits.
+func CheckStep(step time.Duration, loc *time.Location, from, to time.Time) error {
+	if step <= 0 || time.Hour%step != 0 {
+		return fmt.Errorf("%s does not divide an hour, so its steps straddle clock hours: want one that does (e.g. 30s, 1m, 5m, 15m)", step)
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	fit := time.Hour
+	odd := "" // a zone offset that is not a whole hour, to name
+	for t := from; ; t = t.Add(time.Hour) {
+		if t.After(to) {
+			t = to
+		}
+		_, off := t.In(loc).Zone()
+		d := time.Duration(off) * time.Second
+		if d%time.Hour != 0 && odd == "" {
+			odd = t.In(loc).Format("-07:00")
+		}
+		fit = gcd(fit, d.Abs())
+		if !t.Before(to) {
+			break
+		}
+	}
+	if fit%step != 0 {
+		return fmt.Errorf("%s is UTC%s in the range, so %s steps straddle its clock hours: want one that divides %s (e.g. 30s, 1m, 5m)", loc, odd, step, fit)
+	}
+	return nil
+}
+
+func gcd(a, b time.Duration) time.Duration {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

@@ -366,3 +366,44 @@ func TestBuildFallBackHourOnce(t *testing.T) {
 		t.Errorf("floor Sunday 01:00 %d (support %d), want at most 1: one Sunday is no recurrence", m, f.Support[time.Sunday][1])
 	}
 }
+
+// TestCheckStep: a step fits the clock hours when it divides an hour and
+// the zone's offsets. Worked by hand: 7m and 40m leave 60 mod 7 = 4 and
+// 60 mod 40 = 20 minutes; Asia/Kolkata is +05:30, gcd(60m, 330m) = 30m, so
+// 30m fits and 1h does not; Asia/Kathmandu is +05:45, gcd(60m, 345m) =
+// 15m, so 15m fits and 30m, 20m do not; Europe/Berlin is +01:00 or +02:00,
+// whole hours, so 1h fits across its spring-forward (2027-03-28).
+func TestCheckStep(t *testing.T) {
+	load := func(name string) *time.Location {
+		l, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skip(err)
+		}
+		return l
+	}
+	from := time.Date(2027, 3, 24, 0, 0, 0, 0, time.UTC)
+	to := from.Add(7 * 24 * time.Hour)
+	for _, c := range []struct {
+		step time.Duration
+		zone string
+		want string // "" fits
+	}{
+		{30 * time.Second, "UTC", ""},
+		{15 * time.Minute, "UTC", ""},
+		{time.Hour, "UTC", ""},
+		{7 * time.Minute, "UTC", "7m0s does not divide an hour"},
+		{40 * time.Minute, "UTC", "40m0s does not divide an hour"},
+		{2 * time.Hour, "UTC", "2h0m0s does not divide an hour"},
+		{30 * time.Minute, "Asia/Kolkata", ""},
+		{time.Hour, "Asia/Kolkata", "Asia/Kolkata is UTC+05:30 in the range, so 1h0m0s steps straddle its clock hours: want one that divides 30m0s"},
+		{15 * time.Minute, "Asia/Kathmandu", ""},
+		{30 * time.Minute, "Asia/Kathmandu", "want one that divides 15m0s"},
+		{20 * time.Minute, "Asia/Kathmandu", "want one that divides 15m0s"},
+		{time.Hour, "Europe/Berlin", ""},
+	} {
+		err := CheckStep(c.step, load(c.zone), from, to)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("CheckStep(%s, %s) = %v, want %q", c.step, c.zone, err, c.want)
+		}
+	}
+}
