@@ -178,6 +178,7 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool, stderr io.Writer) 
 	cfg := w.client
 	cfg.Retries = historyRetries
 	cfg.OnRetry = retryNotice(stderr)
+	cfg.TimeoutName = "--query-timeout"
 	c, err := promql.NewClient(cfg)
 	if err != nil {
 		return r, invalid(err)

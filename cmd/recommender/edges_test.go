@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,6 +243,40 @@ func TestProfileStepAndZone(t *testing.T) {
 	// An hour is a step profile takes: the unreachable Prometheus (exit 1).
 	if code, _, stderr := runIn(t, nil, append(base, "--step", "1h", "--query-timeout", "1s")...); code != exitRuntime {
 		t.Errorf("--step 1h: exit %d, want 1 (Prometheus unreachable); stderr:\n%s", code, stderr)
+	}
+}
+
+// TestHistoryTimeoutNamesTheFlag: a Prometheus that stops answering in
+// the middle of the range's queries (the first answered, then none) ends
+// profile and backtest within --query-timeout (1 s here), exit 1, naming
+// the flag to raise and the query; it said "raise it", "it" being nowhere
+// on the command line.
+func TestHistoryTimeoutNamesTheFlag(t *testing.T) {
+	var n atomic.Int64
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 1 {
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	defer close(stop) // before Close, which waits for the handlers
+	for _, cmd := range []string{"profile", "backtest"} {
+		n.Store(0)
+		began := time.Now()
+		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "--query-timeout", "1s")
+		if code != exitRuntime || !strings.Contains(stderr, "no answer in 1s, the limit per query (raise --query-timeout, or shorten the range") || !strings.Contains(stderr, "(query: ") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 naming --query-timeout and the query", cmd, code, stderr)
+		}
+		if d := time.Since(began); d > 30*time.Second {
+			t.Errorf("%s: took %s", cmd, d)
+		}
 	}
 }
 

@@ -191,7 +191,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
 	}
-	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout, Retries: historyRetries, OnRetry: retryNotice(e.stderr)})
+	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout, TimeoutName: "--query-timeout", Retries: historyRetries, OnRetry: retryNotice(e.stderr)})
 	if err != nil {
 		return invalidf("%s: %v", c.PrometheusRangeFlags.Config, err)
 	}

@@ -40,9 +40,11 @@ type Client struct {
 	http    api.Client   // the same client, for batched queries (client_batch.go)
 	hc      *http.Client // api.Client's HTTP client: batched answers are read into answerBufs
 	timeout time.Duration
-	retries int
-	onRetry func(query, cause string, wait time.Duration, ask, asks int)
-	answers answerBufs
+	// timeoutName is what sets timeout (ClientConfig.TimeoutName).
+	timeoutName string
+	retries     int
+	onRetry     func(query, cause string, wait time.Duration, ask, asks int)
+	answers     answerBufs
 	// rangeMax bounds one range answer (ClientConfig.MaxRangeAnswerBytes).
 	rangeMax int64
 	// answered is set once a query has been answered: a connection
@@ -66,6 +68,9 @@ type ClientConfig struct {
 	// Prometheus's own timeout parameter so the server stops evaluating
 	// too. 0 means no limit beyond the caller's context.
 	Timeout time.Duration
+	// TimeoutName names what sets Timeout, e.g. "--query-timeout", for a
+	// timeout's error to say what to raise; "" says "raise it".
+	TimeoutName string
 	// Retries is how many times a query (Range and Instant: the history
 	// for backtest, profile, tune) is asked again when Prometheus could not
 	// answer it (see Retryable: a 5xx other than its query timeout, a
@@ -113,7 +118,7 @@ const (
 // is shared (a connection refused after an answer to either is a
 // restart, asked again).
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, clock: c.clock, rangeMax: MaxRangeAnswerBytes}
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, timeoutName: c.timeoutName, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, clock: c.clock, rangeMax: MaxRangeAnswerBytes}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -135,7 +140,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rangeMax <= 0 {
 		rangeMax = MaxRangeAnswerBytes
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, timeoutName: cfg.TimeoutName, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
@@ -155,7 +160,11 @@ func (c *Client) queryError(ctx context.Context, query string, err error, began 
 	// The client's own deadline, not a caller's shorter one.
 	if r == ReasonTimeout && c.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && time.Since(began) >= c.timeout {
 		// Not the word again: the reason, said first, is "timeout".
-		err = fmt.Errorf("no answer in %s, the limit per query (raise it, or shorten the range or simplify the query): %w", c.timeout, err)
+		raise := "it"
+		if c.timeoutName != "" {
+			raise = c.timeoutName
+		}
+		err = fmt.Errorf("no answer in %s, the limit per query (raise %s, or shorten the range or simplify the query): %w", c.timeout, raise, err)
 	}
 	return &QueryError{Reason: r, Query: query, Err: err}
 }
