@@ -235,6 +235,8 @@ func TestProfileStepAndZone(t *testing.T) {
 	wantRefused(t, append(base, "--step", "2h"), nil, "--step 2h0m0s: profile groups the steps into clock hours: want at most 1h")
 	wantRefused(t, append(base, "--step", "61m"), nil, "--step 1h1m0s: profile groups")
 	wantRefused(t, append(base, "--timezone", "Local"), nil, `--timezone "Local" is the machine's zone`, "Europe/Berlin")
+	// An unknown zone says what a zone is (it said only Go's "unknown time zone Mars/Olympus").
+	wantRefused(t, append(base, "--timezone", "Mars/Olympus"), nil, `--timezone "Mars/Olympus" is not an IANA time zone`, "e.g. Europe/Berlin, America/New_York or UTC")
 	// A step that does not divide an hour put 8 or 9 steps of 7m into an
 	// hour, some of them mostly its neighbours'; 1h steps in a zone at
 	// +05:30 each lay half in two local hours. Both refused before any query.

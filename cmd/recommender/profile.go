@@ -44,7 +44,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	}
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {
-		return invalidf("--timezone %q: %v", c.Timezone, err)
+		return invalidf("--timezone %q is not an IANA time zone: %v (want a name from the tz database, e.g. Europe/Berlin, America/New_York or UTC)", c.Timezone, err)
 	}
 	// Steps are grouped into clock hours: a longer step fills only some,
 	// and one that does not divide an hour mixes neighbouring hours.
