@@ -61,7 +61,7 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	}
 	end, err := parseTime(c.End, time.Now())
 	if err != nil {
-		return invalidf("--end %v", err)
+		return invalidf("--end %s: %v", c.End, err)
 	}
 	end = end.UTC().Truncate(time.Hour)
 	cfg := synthweek.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}

@@ -85,6 +85,14 @@ func TestSynthWeekBeforeEpoch(t *testing.T) {
 	}
 }
 
+// TestSynthWeekBadEnd: an --end that is no time names the value given, as
+// backtest's and profile's --end do (it said "--end want unix seconds ...").
+func TestSynthWeekBadEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "week")
+	wantRefused(t, []string{"synth-week", "--data", dir, "--promtool", "/bin/true", "--end", "yesterday"}, nil,
+		"--end yesterday: want unix seconds (1700000000), RFC3339 (2026-01-05T00:00:00Z) or a relative time (-7d, now)")
+}
+
 // TestSynthWeekInterruptLeavesNoTemp: an interrupt while promtool runs
 // kills it, so the temporary directory it makes (promtool tsdb
 // create-blocks-from makes a "head*" directory in $TMPDIR and removes it
