@@ -168,10 +168,18 @@ func (c *ProfileCmd) Run(e *env) error {
 	// scales to zero (min=0), a floor of 1 keeps a replica warm through
 	// the hours it is busy, which is no cold start for their requests.
 	minReplicas := reactive.Recommend.Min
-	fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
+	// A window above max is not a valid schedule: the policy's, and with
+	// --config the target's maxReplicaCount, whose schedule: it is printed
+	// for (serve --check-config refused "desiredReplicas: 2 must be in
+	// 0..max (1)" on the block profile printed for it).
+	maxReplicas, targetMax := reactive.Recommend.Max, 0
+	if res.policy != nil && res.policy.Recommend != nil && res.policy.Recommend.Max < maxReplicas {
+		maxReplicas, targetMax = res.policy.Recommend.Max, res.policy.Recommend.Max
+	}
+	fl.Cap(maxReplicas)
 	wins := fl.Windows(minReplicas)
 	out := profileOut{p: p, held: hp, floor: fl, windows: wins, zone: c.Timezone,
-		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: g.Start, end: g.End()}
+		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: g.Start, end: g.End(), targetMax: targetMax}
 	if c.Simulate {
 		if len(wins) > 0 {
 			tl := fl.Timeline(g.Start, g.Step, g.N+1)
@@ -229,6 +237,9 @@ type profileOut struct {
 	coverage   backtest.Coverage
 	start, end time.Time
 	sim        *backtest.Report
+	// targetMax is the --config target's maxReplicaCount when it, below
+	// the policy's max, capped the floor (0: not so).
+	targetMax int
 }
 
 var dayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
@@ -288,6 +299,9 @@ func (o profileOut) writeText(w io.Writer) error {
 		o.policy, o.held.HourOfDay[pk], pk, o.perReplica(), o.fraction)
 	fmt.Fprintf(w, "\nwindows that recur (the same hour on >= %d days, or the same weekday and hour in >= %d weeks):\n",
 		seasonal.MinDays, seasonal.MinWeeks)
+	if o.targetMax > 0 {
+		fmt.Fprintf(w, "  (the floor is capped at %d, the target's maxReplicaCount: serve refuses a window above it)\n", o.targetMax)
+	}
 	if len(o.windows) == 0 {
 		fmt.Fprintln(w, "  none: no hour needs more than the policy's min on enough days")
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -406,4 +407,55 @@ func cronHasDay(field string, d int) bool {
 		}
 	}
 	return false
+}
+
+// TestProfileConfigTargetMaxCapsTheFloor: with --config, the schedule:
+// profile prints goes under the target, so no window asks for more than
+// its maxReplicaCount (1 here): the reactive policy (queue:24,min=0,
+// cooldown=120, max 64) held 2 or more at the busy hours, and the block
+// printed for the target had windows of 2 that serve --check-config
+// refused ("desiredReplicas: 2 must be in 0..max (1)"). Now every hour's
+// floor is at most 1, the windows are of 1 replica, and the printed
+// block, pasted under the target, is a valid configuration.
+func TestProfileConfigTargetMaxCapsTheFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 4, Scrape: 2 * time.Minute})
+	target := "- name: chat\n  server: vllm\n  selector: '{namespace=\"llm\"}'\n  metrics: [{type: queue, target: 24}]\n  minReplicaCount: 0\n  maxReplicaCount: 1\n  zero: {held: 'sum(infscale_activator_held_requests)'}\n"
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("prometheus: {url: "+srv.URL+"}\ntargets:\n"+target), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"profile", "--config", cfg, "--target", "chat",
+		"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.End.Unix()), "--step", "2m",
+		"--policy", "queue:24,min=0,cooldown=120", "--no-simulate"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	if !strings.Contains(text, "(the floor is capped at 1, the target's maxReplicaCount") {
+		t.Errorf("no word of the cap:\n%s", text)
+	}
+	i, j := strings.Index(text, "\nschedule:\n"), strings.Index(text, "\nthe same floor as KEDA")
+	if i < 0 || j < i {
+		t.Fatalf("no schedule: block:\n%s", text)
+	}
+	block := text[i+1 : j]
+	if !strings.Contains(block, "desiredReplicas: 1\n") || strings.Contains(block, "desiredReplicas: 2") {
+		t.Errorf("want windows of 1 replica only:\n%s", block)
+	}
+	var withSchedule strings.Builder
+	withSchedule.WriteString("prometheus: {url: " + srv.URL + "}\ntargets:\n" + target)
+	for _, l := range strings.Split(strings.TrimRight(block, "\n"), "\n") {
+		withSchedule.WriteString("  " + l + "\n")
+	}
+	if err := os.WriteFile(cfg, []byte(withSchedule.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cout, cerr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--check-config", "--config", cfg}, nil, &cout, &cerr); code != exitOK {
+		t.Errorf("serve --check-config on the printed block: exit %d: %s\n%s", code, cerr.String(), withSchedule.String())
+	}
 }
