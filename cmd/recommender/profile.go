@@ -312,6 +312,23 @@ func (o profileOut) writeText(w io.Writer) error {
 	seasonal.WriteScheduleYAML(w, o.windows, o.zone)
 	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
+	// The two agree but on a day a DST change meets a window: serve's
+	// duration is elapsed time and its cron skips an hour that does not
+	// exist, KEDA's end is the clock. Say the next such day.
+	for _, x := range o.windows {
+		days := x.DSTDays(o.floor.Location, o.end)
+		if len(days) == 0 {
+			continue
+		}
+		d := days[0]
+		what := fmt.Sprintf("a DST change falls in it on %s: serve's schedule ends it at %s (%dh after it fires), KEDA's trigger at %s",
+			d.Start.Format("2006-01-02"), d.Start.Add(time.Duration(x.Hours)*time.Hour).Format("15:04 MST"), x.Hours, d.Start.Add(d.Clock).Format("15:04 MST"))
+		if d.Skipped {
+			what = fmt.Sprintf("%02d:00 does not exist on %s: serve's schedule does not fire that day, KEDA's trigger opens at %s",
+				x.Hour, d.Start.Format("2006-01-02"), d.Start.Format("15:04 MST"))
+		}
+		fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such day(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, what, len(days))
+	}
 	if o.sim != nil {
 		if len(o.windows) == 0 {
 			// No window: "schedule only" would be the policy's min throughout

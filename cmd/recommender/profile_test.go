@@ -459,3 +459,39 @@ func TestProfileConfigTargetMaxCapsTheFloor(t *testing.T) {
 		t.Errorf("serve --check-config on the printed block: exit %d: %s\n%s", code, cerr.String(), withSchedule.String())
 	}
 }
+
+// TestProfileTextSaysDSTDays: a window a DST change meets in the coming
+// year gets a note naming the day and how serve's schedule and KEDA's
+// trigger differ there (they printed as "the same floor" with no word).
+// Europe/Berlin, from 2026-12-07: Sunday 00:00 for 6h meets the spring
+// forward on 2027-03-28: serve's 6h from 00:00 CET end at 07:00 CEST, the
+// clock's (KEDA's) end is 06:00 CEST; Sunday 02:00 has no start that day,
+// the clock jumps to 03:00 CEST; a weekday window gets no note.
+func TestProfileTextSaysDSTDays(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip(err)
+	}
+	o := profileOut{policy: "queue:24", fraction: 0.8, zone: "Europe/Berlin", floor: seasonal.Floor{Location: berlin},
+		end: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC),
+		windows: []seasonal.Window{
+			{From: time.Monday, To: time.Friday, Hour: 10, Hours: 8, Min: 2, Support: 5},
+			{From: time.Sunday, To: time.Sunday, Hour: 0, Hours: 6, Min: 2, Support: 3},
+			{From: time.Sunday, To: time.Sunday, Hour: 2, Hours: 4, Min: 3, Support: 3},
+		}}
+	var b bytes.Buffer
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`note: "0 0 * * 0" for 6h in Europe/Berlin: a DST change falls in it on 2027-03-28: serve's schedule ends it at 07:00 CEST (6h after it fires), KEDA's trigger at 06:00 CEST (2 such day(s) in the next year;`,
+		`note: "0 2 * * 0" for 4h in Europe/Berlin: 02:00 does not exist on 2027-03-28: serve's schedule does not fire that day, KEDA's trigger opens at 03:00 CEST (2 such day(s)`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), `note: "0 10 * * 1-5"`) {
+		t.Errorf("a note on a window no DST change meets:\n%s", b.String())
+	}
+}

@@ -217,3 +217,60 @@ func (f Floor) Timeline(start time.Time, step time.Duration, n int) []float64 {
 	}
 	return out
 }
+
+// DSTDay is a day on which a window read in its zone is not its Hours of
+// wall clock from its Hour: a DST change falls inside it, or its start
+// hour does not exist that day.
+type DSTDay struct {
+	// Start is the window's start that day (its Hour, or the instant the
+	// zone's clock jumps to when that hour is skipped).
+	Start time.Time
+	// Skipped: the start hour does not exist (a spring-forward skips it).
+	Skipped bool
+	// Clock is how long the window lasts that day on the wall clock,
+	// from Hour to Hour+Hours (Hours ± the change).
+	Clock time.Duration
+}
+
+// DSTDays lists the days in the year from from on which the window, read
+// in loc, is not Hours of elapsed time from Hour: serve's schedule (cron
+// and duration: elapsed time, the cron skipping a start hour that does not
+// exist) and KEDA's cron trigger (start and end on the wall clock) differ
+// there by the change, an hour in most zones. None in a zone without DST
+// (nil is UTC).
+func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
+	if loc == nil {
+		return nil // UTC: no DST
+	}
+	var out []DSTDay
+	f := from.In(loc)
+	for i := range 366 {
+		// Noon names the day: midnight itself is skipped in a few zones.
+		day := time.Date(f.Year(), f.Month(), f.Day()+i, 12, 0, 0, 0, loc)
+		if wd := day.Weekday(); wd < w.From || wd > w.To {
+			continue
+		}
+		y, m, d := day.Date()
+		start := firstAt(y, m, d, w.Hour, loc)
+		end := firstAt(y, m, d, w.Hour+w.Hours, loc)
+		skipped := start.Hour() != w.Hour
+		if clock := end.Sub(start); skipped || clock != time.Duration(w.Hours)*time.Hour {
+			out = append(out, DSTDay{Start: start, Skipped: skipped, Clock: clock})
+		}
+	}
+	return out
+}
+
+// firstAt is the first instant the clock in loc reads hour:00 on the day
+// (hour 24 is the next day's 0), as a cron fires: the earlier of the two
+// when a fall-back repeats it, the instant the clock jumps to when a
+// spring-forward skips it.
+func firstAt(y int, m time.Month, d, hour int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
+	for _, back := range []time.Duration{time.Hour, 30 * time.Minute} {
+		if e := t.Add(-back).In(loc); e.Hour() == t.Hour() && e.Minute() == 0 && e.Day() == t.Day() {
+			return e
+		}
+	}
+	return t
+}

@@ -407,3 +407,50 @@ func TestCheckStep(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowDSTDays: the days in a year when a window is not its hours of
+// wall clock, worked from the zones' rules. Europe/Berlin springs forward
+// on the last Sunday of March (2027-03-28, 02:00 -> 03:00) and falls back
+// on the last Sunday of October (2027-10-31, 03:00 -> 02:00): a Sunday
+// window 00:00 for 6h lasts 5h of clock on the first and 7h on the
+// second; one from 02:00 for 4h has no start on 2027-03-28 and starts at
+// the first of the two 02:00s on 2027-10-31; a weekday window has none.
+// America/New_York changes on 2026-11-01 and 2027-03-14; UTC never.
+func TestWindowDSTDays(t *testing.T) {
+	load := func(name string) *time.Location {
+		l, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skip(err)
+		}
+		return l
+	}
+	berlin, ny := load("Europe/Berlin"), load("America/New_York")
+	from := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	sunday0 := Window{From: 0, To: 0, Hour: 0, Hours: 6, Min: 2}
+	got := sunday0.DSTDays(berlin, from)
+	if len(got) != 2 ||
+		got[0].Start.Format(time.RFC3339) != "2027-03-28T00:00:00+01:00" || got[0].Skipped || got[0].Clock != 5*time.Hour ||
+		got[1].Start.Format(time.RFC3339) != "2027-10-31T00:00:00+02:00" || got[1].Skipped || got[1].Clock != 7*time.Hour {
+		t.Errorf("Sunday 00:00 6h in Berlin: %+v; want 2027-03-28 (5h of clock), 2027-10-31 (7h)", got)
+	}
+	// From 02:00 for 4h: on 2027-03-28 02:00 does not exist (the clock
+	// reads 03:00 at 01:00Z); 06:00 CEST is 04:00Z, 3h after 01:00Z. On
+	// 2027-10-31 the first 02:00 is CEST, 00:00Z; 06:00 CET is 05:00Z, 5h.
+	sunday2 := Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}
+	got = sunday2.DSTDays(berlin, from)
+	if len(got) != 2 || !got[0].Skipped || !got[0].Start.Equal(time.Date(2027, 3, 28, 1, 0, 0, 0, time.UTC)) || got[0].Clock != 3*time.Hour ||
+		got[1].Skipped || !got[1].Start.Equal(time.Date(2027, 10, 31, 0, 0, 0, 0, time.UTC)) || got[1].Clock != 5*time.Hour {
+		t.Errorf("Sunday 02:00 4h in Berlin: %+v; want 2027-03-28 skipped, from 01:00Z, 3h; 2027-10-31 from 00:00Z, 5h", got)
+	}
+	if got := (Window{From: 1, To: 5, Hour: 8, Hours: 12, Min: 2}).DSTDays(berlin, from); len(got) != 0 {
+		t.Errorf("weekdays 08:00 12h in Berlin: %+v; want none", got)
+	}
+	got = sunday0.DSTDays(ny, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	if len(got) != 2 || got[0].Start.Format("2006-01-02") != "2026-11-01" || got[0].Clock != 7*time.Hour ||
+		got[1].Start.Format("2006-01-02") != "2027-03-14" || got[1].Clock != 5*time.Hour {
+		t.Errorf("Sunday 00:00 6h in New York: %+v; want 2026-11-01 (7h), 2027-03-14 (5h)", got)
+	}
+	if got := sunday0.DSTDays(time.UTC, from); len(got) != 0 {
+		t.Errorf("UTC: %+v; want none", got)
+	}
+}
