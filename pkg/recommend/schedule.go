@@ -10,12 +10,52 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// compiledWindow is a ScheduleWindow with its cron parsed in its location.
+// compiledWindow is a ScheduleWindow with its cron parsed. The cron is
+// read on the wall clock of loc: sched is parsed in UTC and run on wall
+// times (wall), so a window is open from its firing's wall time for
+// duration of wall clock, as KEDA's end cron and a written "08:00 to
+// 20:00" mean it, a DST change or not. A window is open from the first
+// instant the clock reads its firing to the last it reads its end: a
+// firing in the hour a spring-forward skips (02:00 in Europe/Berlin on
+// 2027-03-28, which robfig's cron in loc never fires) opens it as the
+// clock jumps past (03:00 CEST); a firing or an end in the hour a
+// fall-back repeats counts its first and its last reading, so the window
+// has no hole in that hour.
 type compiledWindow struct {
 	sched    cron.Schedule
+	loc      *time.Location
 	duration time.Duration
 	min      int
 	text     string
+}
+
+// wall is now's wall clock in loc written as a UTC time: the time line
+// the window's cron runs on, without DST's gaps and repeats.
+func wall(now time.Time, loc *time.Location) time.Time {
+	y, mo, d := now.In(loc).Date()
+	h, mi, s := now.In(loc).Clock()
+	return time.Date(y, mo, d, h, mi, s, now.Nanosecond(), time.UTC)
+}
+
+// instant is the instant loc's clock reads the wall time w (as wall
+// writes it), the first of the two readings a fall-back repeats (last: the
+// second), and the instant the clock jumps past it when a spring-forward
+// skips it. For the step's text only.
+func instant(w time.Time, loc *time.Location, last bool) time.Time {
+	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
+	var found []time.Time
+	for _, d := range []time.Duration{-time.Hour, -30 * time.Minute, 0, 30 * time.Minute, time.Hour} { // DST shifts: 1 h, 30 min (Lord Howe)
+		if c := t.Add(d); wall(c, loc).Equal(w) {
+			found = append(found, c.In(loc))
+		}
+	}
+	switch {
+	case len(found) == 0: // in a gap
+		return change(t.Add(-2*time.Hour), t.Add(2*time.Hour), loc).In(loc)
+	case last:
+		return found[len(found)-1]
+	}
+	return found[0]
 }
 
 // neverFromRef is where compileSchedule looks for a cron's next firing
@@ -56,7 +96,7 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, Fi
 		case !isSpec:
 			fail("cron", "%q: @every is relative to the start, not a time of day or week (allowed: 5 fields or @hourly, @daily, @weekly, @monthly, @yearly)", w.Cron)
 		default:
-			spec.Location = loc
+			spec.Location = time.UTC // run on wall times (compiledWindow)
 			// robfig's Next gives up (zero time) after 5 years without a
 			// match: such a cron never fires (February 30, April 31).
 			// Searched from a fixed instant, so Validate stays pure.
@@ -75,7 +115,7 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, Fi
 			fail("min", "%d must be in 0..max (%d)", w.Min, maxReplicas)
 		}
 		if !bad {
-			out = append(out, compiledWindow{sched: s, duration: w.Duration, min: w.Min,
+			out = append(out, compiledWindow{sched: s, loc: loc, duration: w.Duration, min: w.Min,
 				text: fmt.Sprintf("%q for %v in %s", w.Cron, w.Duration, loc)})
 		}
 	}
@@ -138,31 +178,75 @@ func ScheduleField(field string) int {
 	return slices.Index([]string{"cron", "duration", "min", "location"}, field)
 }
 
-// active reports whether the window is open at now: the first firing after
-// now-duration is at or before now, so the window [fire, fire+duration)
-// contains now.
+// readings returns the wall times (wall) that decide whether a window is
+// open at now: seen, the latest the clock has read by now, and ahead, the
+// earliest it reads from now on. Both are now's wall time but around a
+// fall-back: in the repeated hour's first pass ahead is the hour's start
+// (read again after the change), in its second pass seen is its end (read
+// before the change). A window [fire, fire+duration) of wall time is open
+// at now when fire <= seen and fire+duration > ahead.
+func (w *compiledWindow) readings(now time.Time) (seen, ahead time.Time) {
+	n := wall(now, w.loc)
+	_, off := now.In(w.loc).Zone()
+	_, before := now.Add(-2 * time.Hour).In(w.loc).Zone()
+	_, after := now.Add(2 * time.Hour).In(w.loc).Zone()
+	switch {
+	case before > off: // a fall-back in the last 2 h: in the second pass?
+		at := change(now.Add(-2*time.Hour), now, w.loc)
+		if shift := time.Duration(before-off) * time.Second; now.Before(at.Add(shift)) {
+			return wall(at, w.loc).Add(shift - time.Nanosecond), n
+		}
+	case after < off: // a fall-back in the next 2 h: in the first pass?
+		at := change(now, now.Add(2*time.Hour), w.loc)
+		if shift := time.Duration(off-after) * time.Second; !now.Before(at.Add(-shift)) {
+			return n, wall(at, w.loc)
+		}
+	}
+	return n, n
+}
+
+// change is the instant in (lo, hi] at which loc's UTC offset changes
+// (one change between them), to the second.
+func change(lo, hi time.Time, loc *time.Location) time.Time {
+	_, last := hi.In(loc).Zone()
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if _, off := mid.In(loc).Zone(); off == last {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi.Truncate(time.Second)
+}
+
+// active reports whether the window is open at now: a firing after
+// ahead-duration is at or before seen (readings).
 func (w *compiledWindow) active(now time.Time) bool {
-	fire := w.sched.Next(now.Add(-w.duration))
-	return !fire.IsZero() && !fire.After(now)
+	seen, ahead := w.readings(now)
+	fire := w.sched.Next(ahead.Add(-w.duration))
+	return !fire.IsZero() && !fire.After(seen)
 }
 
 // open says, for a window active at now, when it last fired and when it
 // closes, so a reader knows how long the floor lasts: "fired
 // 2026-12-05T08:00:00+01:00, open until 2026-12-05T20:00:00+01:00", and
 // when it fires again before then (which keeps it open longer), that
-// firing too. Times are in the window's zone. Only for the step's text:
-// the floor is active's.
+// firing too. Times are the instants in the window's zone (instant: a
+// firing in a spring-forward's gap shows the instant the clock jumps past
+// it). Only for the step's text: the floor is active's.
 func (w *compiledWindow) open(now time.Time) string {
-	lo, hi := now.Add(-w.duration), now
-	if f := w.sched.Next(lo); f.IsZero() || f.After(now) {
+	seen, ahead := w.readings(now)
+	lo, hi := ahead.Add(-w.duration), seen
+	if f := w.sched.Next(lo); f.IsZero() || f.After(seen) {
 		return ""
 	}
-	// The latest firing at or before now is Next of the latest instant
-	// whose Next is not after now (Next does not decrease); a cron fires
+	// The latest firing at or before seen is Next of the latest wall time
+	// whose Next is not after seen (Next does not decrease); a cron fires
 	// on whole minutes, so a second's precision finds it.
 	for hi.Sub(lo) > time.Second {
 		mid := lo.Add(hi.Sub(lo) / 2)
-		if w.sched.Next(mid).After(now) {
+		if w.sched.Next(mid).After(seen) {
 			hi = mid
 		} else {
 			lo = mid
@@ -170,13 +254,10 @@ func (w *compiledWindow) open(now time.Time) string {
 	}
 	last := w.sched.Next(lo)
 	next := w.sched.Next(last)
-	if s, ok := w.sched.(*cron.SpecSchedule); ok && s.Location != nil {
-		last, next = last.In(s.Location), next.In(s.Location)
-	}
 	end := last.Add(w.duration)
-	text := "fired " + last.Format(time.RFC3339) + ", open until " + end.Format(time.RFC3339)
+	text := "fired " + instant(last, w.loc, false).Format(time.RFC3339) + ", open until " + instant(end, w.loc, true).Format(time.RFC3339)
 	if !next.IsZero() && next.Before(end) {
-		text += "; it fires again at " + next.Format(time.RFC3339) + " before that, which keeps it open longer"
+		text += "; it fires again at " + instant(next, w.loc, false).Format(time.RFC3339) + " before that, which keeps it open longer"
 	}
 	return text
 }

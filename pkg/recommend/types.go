@@ -155,7 +155,8 @@ type ScheduleWindow struct {
 	// month day-of-week, robfig/cron/v3 ParseStandard, also @daily etc.).
 	Cron string
 	// Duration is how long the window lasts after each firing (> 0, at
-	// most a year).
+	// most a year), on Location's wall clock: a DST change inside it
+	// shortens or lengthens it in elapsed time (compiledWindow).
 	Duration time.Duration
 	// Min is the replica floor while the window is active (>= 0, <= Policy.Max).
 	Min int
