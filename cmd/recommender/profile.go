@@ -312,20 +312,26 @@ func (o profileOut) writeText(w io.Writer) error {
 	seasonal.WriteScheduleYAML(w, o.windows, o.zone)
 	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
-	// The two agree but on a day a DST change meets a window: serve's
-	// duration is elapsed time and its cron skips an hour that does not
-	// exist, KEDA's end is the clock. Say the next such day.
+	// The two agree but on a day a DST change skips a window's start or
+	// end hour, or repeats its start hour (seasonal.DSTDay): say the next.
 	for _, x := range o.windows {
 		days := x.DSTDays(o.floor.Location, o.end)
 		if len(days) == 0 {
 			continue
 		}
 		d := days[0]
-		what := fmt.Sprintf("a DST change falls in it on %s: serve's schedule ends it at %s (%dh after it fires), KEDA's trigger at %s",
-			d.Start.Format("2006-01-02"), d.Start.Add(time.Duration(x.Hours)*time.Hour).Format("15:04 MST"), x.Hours, d.Start.Add(d.Clock).Format("15:04 MST"))
-		if d.Skipped {
-			what = fmt.Sprintf("%02d:00 does not exist on %s: serve's schedule does not fire that day, KEDA's trigger opens at %s",
-				x.Hour, d.Start.Format("2006-01-02"), d.Start.Format("15:04 MST"))
+		const clock = "15:04 MST"
+		var what string
+		switch day := d.Day.Format("2006-01-02"); {
+		case d.StartSkipped:
+			what = fmt.Sprintf("on %s its start %02d:00 does not exist (a DST change skips it): serve's schedule opens the window at %s; KEDA's trigger reads its next start as the next occurrence's and holds the floor from the occurrence before's end until %s",
+				day, x.Hour, d.Open.Format(clock), d.Close.Format(clock))
+		case d.EndSkipped:
+			what = fmt.Sprintf("on %s its end %02d:00 does not exist (a DST change skips it): serve's schedule closes the window at %s; KEDA's trigger reads its next end as the next occurrence's and does not open the window that day",
+				day, (x.Hour+x.Hours)%24, d.Close.Format(clock))
+		default:
+			what = fmt.Sprintf("on %s its start %02d:00 is read twice (a DST change repeats it): serve's schedule opens the window at the first, %s; KEDA's trigger at the second, %s",
+				day, x.Hour, d.Open.Format(clock), d.KEDAOpen.Format(clock))
 		}
 		fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such day(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, what, len(days))
 	}

@@ -218,26 +218,40 @@ func (f Floor) Timeline(start time.Time, step time.Duration, n int) []float64 {
 	return out
 }
 
-// DSTDay is a day on which a window read in its zone is not its Hours of
-// wall clock from its Hour: a DST change falls inside it, or its start
-// hour does not exist that day.
+// DSTDay is a day on which KEDA's cron trigger for a window (its start
+// and end crons, WriteKEDACron) differs from serve's schedule: the
+// window's start or end hour does not exist that day (a spring-forward
+// skips it), or its start hour is read twice (a fall-back repeats it).
+// serve reads a window on the wall clock, open from the first reading of
+// its start (the instant the clock jumps past it when skipped) to the last
+// reading of its end (pkg/recommend); KEDA v2.21's cron scaler is active
+// while its end cron's next firing comes before its start cron's
+// (robfig/cron in the zone, which never fires a skipped time and fires a
+// repeated one twice), so:
+//   - a skipped start: KEDA's next start is the window's next occurrence,
+//     so it holds the floor from the occurrence before's end (a week for a
+//     window of one weekday) to this one's end; serve opens it at the jump;
+//   - a skipped end: KEDA's next end is the next occurrence's, after its
+//     next start, so it does not open the window that day; serve closes it
+//     at the jump;
+//   - a repeated start: KEDA opens it at the second reading, an hour late.
+//
+// A window a change falls inside, or whose end is repeated, is the same
+// in both.
 type DSTDay struct {
-	// Start is the window's start that day (its Hour, or the instant the
-	// zone's clock jumps to when that hour is skipped).
-	Start time.Time
-	// Skipped: the start hour does not exist (a spring-forward skips it).
-	Skipped bool
-	// Clock is how long the window lasts that day on the wall clock,
-	// from Hour to Hour+Hours (Hours ± the change).
-	Clock time.Duration
+	// Day is noon of the window's day in its zone.
+	Day time.Time
+	// StartSkipped, EndSkipped and StartRepeated say what the change does
+	// to the window that day.
+	StartSkipped, EndSkipped, StartRepeated bool
+	// Open and Close are when serve's schedule opens and closes the
+	// window that day; KEDAOpen, for a repeated start, when KEDA opens it.
+	Open, Close, KEDAOpen time.Time
 }
 
-// DSTDays lists the days in the year from from on which the window, read
-// in loc, is not Hours of elapsed time from Hour: serve's schedule (cron
-// and duration: elapsed time, the cron skipping a start hour that does not
-// exist) and KEDA's cron trigger (start and end on the wall clock) differ
-// there by the change, an hour in most zones. None in a zone without DST
-// (nil is UTC).
+// DSTDays lists the days in the year from from on which KEDA's cron
+// trigger for the window, read in loc, differs from serve's schedule
+// (DSTDay). None in a zone without DST (nil is UTC).
 func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 	if loc == nil {
 		return nil // UTC: no DST
@@ -251,26 +265,56 @@ func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 			continue
 		}
 		y, m, d := day.Date()
-		start := firstAt(y, m, d, w.Hour, loc)
-		end := firstAt(y, m, d, w.Hour+w.Hours, loc)
-		skipped := start.Hour() != w.Hour
-		if clock := end.Sub(start); skipped || clock != time.Duration(w.Hours)*time.Hour {
-			out = append(out, DSTDay{Start: start, Skipped: skipped, Clock: clock})
+		open := readings(y, m, d, w.Hour, loc)
+		closing := readings(y, m, d, w.Hour+w.Hours, loc)
+		x := DSTDay{Day: day, StartSkipped: len(open) == 0, EndSkipped: len(closing) == 0, StartRepeated: len(open) == 2}
+		if !x.StartSkipped && !x.EndSkipped && !x.StartRepeated {
+			continue
+		}
+		x.Open, x.Close = jump(y, m, d, w.Hour, loc), jump(y, m, d, w.Hour+w.Hours, loc)
+		if len(open) > 0 {
+			x.Open = open[0]
+		}
+		if n := len(closing); n > 0 {
+			x.Close = closing[n-1]
+		}
+		if x.StartRepeated {
+			x.KEDAOpen = open[1]
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// readings lists the instants, in order, at which loc's clock reads
+// hour:00 on the day (hour 24 is the next day's 0): none when a
+// spring-forward skips it, two when a fall-back repeats it.
+func readings(y int, m time.Month, d, hour int, loc *time.Location) []time.Time {
+	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
+	want := time.Date(y, m, d, hour, 0, 0, 0, time.UTC) // the wall time, normalized
+	var out []time.Time
+	for _, off := range []time.Duration{-time.Hour, -30 * time.Minute, 0, 30 * time.Minute, time.Hour} { // DST shifts: 1 h, 30 min (Lord Howe)
+		c := t.Add(off).In(loc)
+		if cy, cm, cd := c.Date(); c.Hour() == want.Hour() && c.Minute() == 0 && cy == want.Year() && cm == want.Month() && cd == want.Day() {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// firstAt is the first instant the clock in loc reads hour:00 on the day
-// (hour 24 is the next day's 0), as a cron fires: the earlier of the two
-// when a fall-back repeats it, the instant the clock jumps to when a
-// spring-forward skips it.
-func firstAt(y int, m time.Month, d, hour int, loc *time.Location) time.Time {
+// jump is the instant loc's clock jumps past hour:00 on the day, which a
+// spring-forward skips: the first instant after it reads a later time.
+func jump(y int, m time.Month, d, hour int, loc *time.Location) time.Time {
 	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
-	for _, back := range []time.Duration{time.Hour, 30 * time.Minute} {
-		if e := t.Add(-back).In(loc); e.Hour() == t.Hour() && e.Minute() == 0 && e.Day() == t.Day() {
-			return e
+	lo, hi := t.Add(-2*time.Hour), t.Add(2*time.Hour)
+	_, last := hi.Zone()
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if _, off := mid.Zone(); off == last {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	return t
+	return hi.Truncate(time.Second).In(loc)
 }

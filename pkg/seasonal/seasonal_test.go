@@ -408,14 +408,12 @@ func TestCheckStep(t *testing.T) {
 	}
 }
 
-// TestWindowDSTDays: the days in a year when a window is not its hours of
-// wall clock, worked from the zones' rules. Europe/Berlin springs forward
-// on the last Sunday of March (2027-03-28, 02:00 -> 03:00) and falls back
-// on the last Sunday of October (2027-10-31, 03:00 -> 02:00): a Sunday
-// window 00:00 for 6h lasts 5h of clock on the first and 7h on the
-// second; one from 02:00 for 4h has no start on 2027-03-28 and starts at
-// the first of the two 02:00s on 2027-10-31; a weekday window has none.
-// America/New_York changes on 2026-11-01 and 2027-03-14; UTC never.
+// TestWindowDSTDays: the days in a year on which KEDA's cron trigger for a
+// window differs from serve's schedule, worked from the tz rules: Berlin
+// springs forward on 2027-03-28 at 01:00Z (02:00 CET -> 03:00 CEST) and
+// falls back on 2027-10-31 at 01:00Z (03:00 CEST -> 02:00 CET: 02:00 is
+// read at 00:00Z and at 01:00Z); New York falls back on 2026-11-01 at
+// 06:00Z (02:00 EDT -> 01:00 EST: 01:00 is read at 05:00Z and at 06:00Z).
 func TestWindowDSTDays(t *testing.T) {
 	load := func(name string) *time.Location {
 		l, err := time.LoadLocation(name)
@@ -426,31 +424,47 @@ func TestWindowDSTDays(t *testing.T) {
 	}
 	berlin, ny := load("Europe/Berlin"), load("America/New_York")
 	from := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
-	sunday0 := Window{From: 0, To: 0, Hour: 0, Hours: 6, Min: 2}
-	got := sunday0.DSTDays(berlin, from)
-	if len(got) != 2 ||
-		got[0].Start.Format(time.RFC3339) != "2027-03-28T00:00:00+01:00" || got[0].Skipped || got[0].Clock != 5*time.Hour ||
-		got[1].Start.Format(time.RFC3339) != "2027-10-31T00:00:00+02:00" || got[1].Skipped || got[1].Clock != 7*time.Hour {
-		t.Errorf("Sunday 00:00 6h in Berlin: %+v; want 2027-03-28 (5h of clock), 2027-10-31 (7h)", got)
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	// From 02:00 for 4h: on 2027-03-28 02:00 does not exist (the clock
-	// reads 03:00 at 01:00Z); 06:00 CEST is 04:00Z, 3h after 01:00Z. On
-	// 2027-10-31 the first 02:00 is CEST, 00:00Z; 06:00 CET is 05:00Z, 5h.
-	sunday2 := Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}
-	got = sunday2.DSTDays(berlin, from)
-	if len(got) != 2 || !got[0].Skipped || !got[0].Start.Equal(time.Date(2027, 3, 28, 1, 0, 0, 0, time.UTC)) || got[0].Clock != 3*time.Hour ||
-		got[1].Skipped || !got[1].Start.Equal(time.Date(2027, 10, 31, 0, 0, 0, 0, time.UTC)) || got[1].Clock != 5*time.Hour {
-		t.Errorf("Sunday 02:00 4h in Berlin: %+v; want 2027-03-28 skipped, from 01:00Z, 3h; 2027-10-31 from 00:00Z, 5h", got)
-	}
-	if got := (Window{From: 1, To: 5, Hour: 8, Hours: 12, Min: 2}).DSTDays(berlin, from); len(got) != 0 {
-		t.Errorf("weekdays 08:00 12h in Berlin: %+v; want none", got)
-	}
-	got = sunday0.DSTDays(ny, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
-	if len(got) != 2 || got[0].Start.Format("2006-01-02") != "2026-11-01" || got[0].Clock != 7*time.Hour ||
-		got[1].Start.Format("2006-01-02") != "2027-03-14" || got[1].Clock != 5*time.Hour {
-		t.Errorf("Sunday 00:00 6h in New York: %+v; want 2026-11-01 (7h), 2027-03-14 (5h)", got)
-	}
-	if got := sunday0.DSTDays(time.UTC, from); len(got) != 0 {
-		t.Errorf("UTC: %+v; want none", got)
+	same := func(a, b time.Time) bool { return a.Equal(b) || a.IsZero() && b.IsZero() }
+	for _, tc := range []struct {
+		name string
+		w    Window
+		loc  *time.Location
+		from time.Time
+		want []DSTDay
+	}{
+		// 00:00 to 06:00: a change falls inside, its ends untouched: the same.
+		{"Sunday 00:00 6h, Berlin", Window{From: 0, To: 0, Hour: 0, Hours: 6, Min: 2}, berlin, from, nil},
+		{"weekdays 08:00 12h, Berlin", Window{From: 1, To: 5, Hour: 8, Hours: 12, Min: 2}, berlin, from, nil},
+		{"Sunday 02:00 4h, Berlin", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, berlin, from, []DSTDay{
+			{StartSkipped: true, Open: utc("2027-03-28T01:00:00Z"), Close: utc("2027-03-28T04:00:00Z")},
+			{StartRepeated: true, Open: utc("2027-10-31T00:00:00Z"), KEDAOpen: utc("2027-10-31T01:00:00Z"), Close: utc("2027-10-31T05:00:00Z")},
+		}},
+		// Saturday 22:00 to Sunday 02:00: skipped on 2027-03-28 (serve closes
+		// at the jump, 01:00Z); repeated on 2027-10-31, the same in both.
+		{"Saturday 22:00 4h, Berlin", Window{From: 6, To: 6, Hour: 22, Hours: 4, Min: 2}, berlin, from, []DSTDay{
+			{EndSkipped: true, Open: utc("2027-03-27T21:00:00Z"), Close: utc("2027-03-28T01:00:00Z")},
+		}},
+		{"Sunday 01:00 5h, New York", Window{From: 0, To: 0, Hour: 1, Hours: 5, Min: 2}, ny, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
+			{StartRepeated: true, Open: utc("2026-11-01T05:00:00Z"), KEDAOpen: utc("2026-11-01T06:00:00Z"), Close: utc("2026-11-01T11:00:00Z")},
+		}},
+		{"Sunday 02:00 4h, UTC", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, time.UTC, from, nil},
+	} {
+		got := tc.w.DSTDays(tc.loc, tc.from)
+		ok := len(got) == len(tc.want)
+		for i := 0; ok && i < len(got); i++ {
+			g, w := got[i], tc.want[i]
+			ok = g.StartSkipped == w.StartSkipped && g.EndSkipped == w.EndSkipped && g.StartRepeated == w.StartRepeated &&
+				same(g.Open, w.Open) && same(g.Close, w.Close) && same(g.KEDAOpen, w.KEDAOpen)
+		}
+		if !ok {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
 	}
 }
