@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var updateRules = flag.Bool("update", false, "rewrite the chart's rules/ from the repository's rules/*.yml")
+var update = flag.Bool("update", false, "rewrite the chart's copies: rules/ from the repository's rules/*.yml, timezones.txt from Go's time zone database")
 
 // The repository's rules (promtool checks and unit-tests them) and the
 // chart's copies of them, which templates/prometheusrule.yaml reads.
@@ -32,7 +32,7 @@ func TestChartRulesMatchRules(t *testing.T) {
 	if len(repo) == 0 {
 		t.Fatal("no rules/*.yml")
 	}
-	if *updateRules {
+	if *update {
 		old, _ := filepath.Glob(chartRulesGlob)
 		for _, f := range old {
 			if err := os.Remove(f); err != nil {

@@ -366,28 +366,28 @@ dir (each replica would adopt its own in-process candidate). */ -}}
 
 {{/* infscale.checkTimeZone fails the render when the CronJob's timeZone
 (the dict's "zone", named "key" in the message) is one the API server
-refuses: "Local" (any case), or a name its IANA time zone database does not
-hold (it loads it with Go's time.LoadLocation). Helm's templates have no
-such check, but sprig's dateInZone loads the zone with time.LoadLocation,
-from the database of the machine running Helm, and falls back to UTC when
-it cannot: a zone that formats as "UTC" and is none of the eight names the
-database abbreviates UTC (TestTuneTimeZoneAsAPIServer lists them from Go's
-zoneinfo) was not found. When America/New_York formats as UTC too, the
-machine has no database (Helm does not embed one: Windows without Go, a
-bare container), and nothing is checked: the API server still refuses an
-unknown zone at install. The schema has checked the shape. */}}
+refuses: "Local" (any case), or a name no database it may read holds. It
+loads the zone with Go's time.LoadLocation: from its machine's zoneinfo,
+else from the database Go embeds in kube-apiserver (time/tzdata), which
+holds the IANA backward names too (US/Eastern, Asia/Calcutta). A name is
+taken when it is in the chart's timezones.txt (the dict's "zones": the
+names of that embedded database, TestChartTimeZonesMatchGo) or loads on the
+machine running Helm (sprig's dateInZone, which falls back to UTC when the
+machine's database lacks it: UTC's own names are in timezones.txt). The
+machine's database alone refused names the API server takes (Debian 13
+and Ubuntu 24.04 keep the backward names in tzdata-legacy); a zone newer
+than both is refused until timezones.txt is regenerated. The schema has
+checked the shape. */}}
 {{- define "infscale.checkTimeZone" -}}
 {{- $z := toString .zone -}}
 {{- if $z -}}
 {{- if eq (lower $z) "local" -}}
 {{- fail (printf "%s: %q is not a time zone the API server takes (\"Local\" is the node's, which a CronJob may not use); name one, e.g. Europe/Berlin or UTC, or leave it empty for the kube-controller-manager's" .key $z) -}}
 {{- end -}}
-{{- /* 2026-01-01T00:00:00Z: any fixed instant; the abbreviations below hold at it. */ -}}
-{{- $at := 1767225600 -}}
-{{- if ne (dateInZone "MST" $at "America/New_York") "UTC" -}}
-{{- if and (eq (dateInZone "MST" $at $z) "UTC") (not (has $z (list "UTC" "Etc/UTC" "UCT" "Etc/UCT" "Universal" "Etc/Universal" "Zulu" "Etc/Zulu"))) -}}
-{{- fail (printf "%s: %q is not in the IANA time zone database (the API server would refuse the CronJob: unknown time zone); use a zone name as spelt there, case included, e.g. Europe/Berlin, America/New_York or UTC (timedatectl list-timezones lists them)" .key $z) -}}
-{{- end -}}
+{{- /* 2026-01-01T00:00:00Z: any fixed instant. */ -}}
+{{- $onMachine := ne (dateInZone "MST" 1767225600 $z) "UTC" -}}
+{{- if not (or $onMachine (has $z (splitList "\n" .zones))) -}}
+{{- fail (printf "%s: %q is not in the IANA time zone database (the API server would refuse the CronJob: unknown time zone); use a zone name as spelt there, case included, e.g. Europe/Berlin, America/New_York or UTC (the chart's timezones.txt lists them)" .key $z) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

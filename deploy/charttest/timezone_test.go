@@ -1,0 +1,135 @@
+package charttest
+
+import (
+	"archive/zip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTuneTimeZoneHelmMachineWithoutLegacyNames: the API server loads
+// tune.timeZone from the database Go embeds in kube-apiserver (its
+// `import _ "time/tzdata"`), which holds the IANA backward names
+// (US/Eastern, Asia/Calcutta, Europe/Kiev) beside the canonical ones.
+// Helm embeds none and loads from the machine's /usr/share/zoneinfo, where
+// Debian 13 and Ubuntu 24.04 put those names in tzdata-legacy, not
+// installed by default. Such a machine (simulated here: a zoneinfo with
+// America/New_York and Europe/Berlin only, bind-mounted over
+// /usr/share/zoneinfo in a user and mount namespace, GOROOT unset as in
+// Helm's -trimpath build) must still render a zone the API server takes;
+// a name no database holds (Europe/Berln) is still refused there.
+func TestTuneTimeZoneHelmMachineWithoutLegacyNames(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("simulates a Linux machine's /usr/share/zoneinfo")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare: cannot simulate another machine's zoneinfo")
+	}
+	dir := t.TempDir()
+	for _, z := range []string{"America/New_York", "Europe/Berlin"} {
+		b, err := os.ReadFile(filepath.Join("/usr/share/zoneinfo", z))
+		if err != nil {
+			t.Skipf("this machine's zoneinfo: %v", err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(z)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, z), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(zone string) string {
+		cmd := exec.Command("unshare", "-rm", "sh", "-c", `mount --bind "$1" /usr/share/zoneinfo && shift && exec "$@"`,
+			"sh", dir, os.Args[0], "-test.run=^TestTuneTimeZoneOnThisMachine$", "-test.v")
+		cmd.Env = append(os.Environ(), "GOROOT=/nonexistent", "INFSCALE_TEST_TIMEZONE="+zone)
+		out, err := cmd.CombinedOutput()
+		if strings.Contains(string(out), "unshare: ") || strings.Contains(string(out), "mount: ") {
+			t.Skipf("no user and mount namespace here: %s", out)
+		}
+		if strings.Contains(string(out), "PRECONDITION") {
+			t.Fatalf("the simulated machine is not one without legacy names: %s", out)
+		}
+		_ = err
+		return string(out)
+	}
+	for _, tz := range []string{"US/Eastern", "Asia/Calcutta", "Europe/Kiev", "America/Coyhaique"} {
+		if out := run(tz); !strings.Contains(out, "RENDERED "+tz) {
+			t.Errorf("timeZone %q, which the API server takes, on a Helm machine without it: %s", tz, out)
+		}
+	}
+	if out := run("Europe/Berln"); !strings.Contains(out, "REFUSED") || !strings.Contains(out, `tune.timeZone: \"Europe/Berln\"`) {
+		t.Errorf("timeZone Europe/Berln on that machine: %s, want the render refused naming tune.timeZone", out)
+	}
+}
+
+// TestTuneTimeZoneOnThisMachine renders INFSCALE_TEST_TIMEZONE as
+// tune.timeZone with this process's time zone database, printing RENDERED
+// or REFUSED: TestTuneTimeZoneHelmMachineWithoutLegacyNames runs it on a
+// simulated machine.
+func TestTuneTimeZoneOnThisMachine(t *testing.T) {
+	tz := os.Getenv("INFSCALE_TEST_TIMEZONE")
+	if tz == "" {
+		t.Skip("run by TestTuneTimeZoneHelmMachineWithoutLegacyNames")
+	}
+	_, nyErr := time.LoadLocation("America/New_York")
+	_, usErr := time.LoadLocation("US/Eastern")
+	if nyErr != nil || usErr == nil {
+		fmt.Printf("PRECONDITION America/New_York: %v, US/Eastern: %v\n", nyErr, usErr)
+		return
+	}
+	_, err := tryRender("tune: {enabled: true, results: {claimName: tune-results}, timeZone: '" + tz + "'}\n" + tunedTarget)
+	if err != nil {
+		fmt.Printf("REFUSED %q\n", err.Error())
+		return
+	}
+	fmt.Printf("RENDERED %s\n", tz)
+}
+
+// chartTimeZones is the chart's list of the zone names the API server
+// takes (templates' infscale.checkTimeZone).
+var chartTimeZones = filepath.Join(chartDir, "timezones.txt")
+
+// timeZonesHeader opens timezones.txt.
+const timeZonesHeader = "# The zone names of Go's time zone database, which kube-apiserver embeds\n" +
+	"# (time/tzdata) for CronJob timeZone: infscale.checkTimeZone takes these.\n" +
+	"# Generated: go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update\n"
+
+// TestChartTimeZonesMatchGo: timezones.txt names every zone of Go's
+// database (lib/time/zoneinfo.zip, the data time/tzdata embeds) and no
+// other, sorted; -update rewrites it. A Go release with a newer IANA
+// release fails it until the list is regenerated.
+func TestChartTimeZonesMatchGo(t *testing.T) {
+	z, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
+	if err != nil {
+		t.Skipf("Go's zoneinfo.zip: %v", err)
+	}
+	defer z.Close()
+	var names []string
+	for _, f := range z.File {
+		if !f.FileInfo().IsDir() {
+			names = append(names, f.Name)
+		}
+	}
+	slices.Sort(names)
+	want := timeZonesHeader + strings.Join(names, "\n") + "\n"
+	if *update {
+		if err := os.WriteFile(chartTimeZones, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(chartTimeZones)
+	if err != nil || string(got) != want {
+		t.Errorf("%s is not the %d zone names of Go's database (%v); regenerate: go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update", chartTimeZones, len(names), err)
+	}
+	for _, tz := range []string{"US/Eastern", "Europe/Kyiv", "UTC", "Etc/Zulu"} {
+		if !slices.Contains(names, tz) {
+			t.Errorf("Go's database has no %s", tz)
+		}
+	}
+}
