@@ -1,6 +1,7 @@
 package charttest
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -316,6 +317,9 @@ func TestTuneScheduleAsAPIServer(t *testing.T) {
 		{"05 03 * * *", true},
 		{" 17 3 * * * ", true},
 		{"1,,2 * * * *", true}, // ParseStandard skips an empty list item
+		{"*-5 * * * *", true},  // ParseStandard reads an item from * or ? on as *
+		{"0 ?-3 * * *", true},
+		{"0 0 * * *-x/2", true},
 		{"@daily", true},
 		{"@every 6h", true},
 		{"@every 1h30m", true},
@@ -394,6 +398,34 @@ func TestTuneTimeZoneAsAPIServer(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		if _, err := tryRender(values("europe/berlin")); err == nil {
 			t.Error(`timeZone "europe/berlin": rendered; the API server (Linux, case-sensitive) refuses it`)
+		}
+	}
+}
+
+// TestTuneScheduleLikeParseStandard: on schedules drawn at random (a
+// fixed seed) from cron's atoms, names, steps, ranges and robfig's odd
+// forms (*-5, an empty item, a leading +), the render refuses exactly
+// those robfig/cron's ParseStandard, the API server's parser, refuses.
+func TestTuneScheduleLikeParseStandard(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	atoms := []string{"*", "?", "0", "1", "5", "7", "12", "23", "31", "59", "60", "mon", "FRI", "jan", "Dec", "sun", "+3", "03", "", "-", "/", ",", "*-5", "?-3", "H", "L", "1-5", "5/2", "*/0", "jan-mar"}
+	for range 200 {
+		fields := []string{"*", "1", "1", "1", "1"}
+		for f := range fields {
+			if r.IntN(3) > 0 {
+				continue
+			}
+			var b strings.Builder
+			for range 1 + r.IntN(3) {
+				b.WriteString(atoms[r.IntN(len(atoms))])
+			}
+			fields[f] = b.String()
+		}
+		s := strings.Join(fields, " ")
+		_, perr := cron.ParseStandard(s)
+		_, err := tryRender("tune: {enabled: true, results: {claimName: tune-results}, schedule: '" + s + "'}\n" + tunedTarget)
+		if (perr == nil) != (err == nil) {
+			t.Errorf("%q: ParseStandard error %v, render error %v", s, perr, err)
 		}
 	}
 }

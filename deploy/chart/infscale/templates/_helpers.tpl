@@ -397,7 +397,8 @@ checked the shape. */}}
 refuses: it parses it with robfig/cron's ParseStandard, whose ranges are
 minute 0-59, hour 0-23, day of month 1-31, month 1-12 (jan-dec), day of
 week 0-6 (sun-sat), each field a comma list of *, ?, N or N-M (N <= M)
-with an optional /step of at least 1 (an empty item is skipped). The
+with an optional /step of at least 1 (an empty item is skipped; one that
+starts *- or ?- is read as *, what follows the - unread). The
 schema has checked the shape: five fields or a macro. */}}
 {{- define "infscale.checkSchedule" -}}
 {{- $s := .schedule -}}
@@ -420,7 +421,7 @@ schema has checked the shape: five fields or a macro. */}}
 {{- if or (not (regexMatch "^\\+?[0-9]+$" $step)) (lt (atoi $step) 1) -}}{{- fail (printf "%s: the step of %q must be a whole number of at least 1" $where $item) -}}{{- end -}}
 {{- end -}}
 {{- $r := index $parts 0 -}}
-{{- if not (has $r (list "*" "?")) -}}
+{{- if not (has (first (splitList "-" $r)) (list "*" "?")) -}}
 {{- $ends := splitList "-" $r -}}
 {{- if gt (len $ends) 2 -}}{{- fail (printf "%s: %q is not N or N-M" $where $r) -}}{{- end -}}
 {{- $vals := list -}}
