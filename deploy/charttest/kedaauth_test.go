@@ -101,11 +101,15 @@ func TestKEDACredentials(t *testing.T) {
 // aws) or, with identityOwner: operator, KEDA operator's own; the generic
 // check let an authenticationRef alone through, and docs/chart.md's AMP
 // example gave KEDA neither, so its ScaledObjects read unsigned and stayed
-// in fallback. Without awsRegion, or with no identity, the render fails
-// naming them; the documented values render the trigger KEDA signs.
+// in fallback. With no identity, or KEDA operator's without awsRegion in
+// the metadata (it has no TriggerAuthentication to hold one), the render
+// fails naming them; an authenticationRef renders with or without
+// keda.metadata.awsRegion, as KEDA also reads awsRegion from the
+// TriggerAuthentication (deploy/kedae2e's TestKEDASigV4Region); the
+// documented values render the trigger KEDA signs.
 func TestKEDASigV4(t *testing.T) {
 	const amp = "prometheus:\n  url: https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd\n  sigv4: {region: eu-west-1}\nserviceAccount:\n  annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale-amp-query'}\n"
-	for _, keda := range []string{"", "keda: {authenticationRef: {name: keda-aws}}\n", "keda: {metadata: {awsRegion: ''}}\n", "keda: {metadata: {awsRegion: eu-west-1}}\n"} {
+	for _, keda := range []string{"", "keda: {metadata: {awsRegion: ''}}\n", "keda: {metadata: {awsRegion: eu-west-1}}\n", "keda: {metadata: {identityOwner: operator}}\n"} {
 		if _, err := tryRender(amp + keda); err == nil || !strings.Contains(err.Error(), "keda.metadata.awsRegion") || !strings.Contains(err.Error(), "podIdentity: {provider: aws}") {
 			t.Errorf("%q: error %v, want one naming keda.metadata.awsRegion and a podIdentity aws TriggerAuthentication", keda, err)
 		}
@@ -114,6 +118,13 @@ func TestKEDASigV4(t *testing.T) {
 	if tr.AuthenticationRef == nil || tr.AuthenticationRef.Name != "keda-aws" || tr.Metadata["awsRegion"] != "eu-west-1" ||
 		tr.Metadata["serverAddress"] != "https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-0123abcd" {
 		t.Errorf("trigger %+v, want authenticationRef keda-aws, awsRegion eu-west-1 and the workspace's URL", tr)
+	}
+	// The region in the TriggerAuthentication (a secretTargetRef or
+	// configMapTargetRef with parameter awsRegion): KEDA reads it from
+	// there too (deploy/kedae2e's TestKEDASigV4Region).
+	tr = only[*kedav1alpha1.ScaledObject](t, render(t, amp+"keda: {authenticationRef: {name: keda-aws}}\n")).Spec.Triggers[0]
+	if tr.AuthenticationRef == nil || tr.AuthenticationRef.Name != "keda-aws" {
+		t.Errorf("trigger %+v, want authenticationRef keda-aws", tr)
 	}
 	// KEDA operator's own identity: identityOwner operator, no authenticationRef.
 	render(t, amp+"keda: {metadata: {awsRegion: eu-west-1, identityOwner: operator}}\n")

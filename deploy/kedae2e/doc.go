@@ -6,8 +6,10 @@
 // series, and its error (ignoreNullValues "false") or 0 (KEDA's default)
 // on an empty result; and with each trigger of deploy/llm-d/pd/scaledobjects.yaml
 // (equal to the Helm chart's for a prefill/decode pair target), the value
-// of its own role's series; and KEDA's cron scaler with the cron triggers
-// `infscale profile` prints (accepted, active exactly inside each window).
+// of its own role's series; KEDA's cron scaler with the cron triggers
+// `infscale profile` prints (accepted, active exactly inside each window);
+// and against a fake Amazon Managed Prometheus, the region and identity
+// its SigV4 signing takes (TestKEDASigV4Region).
 //
 // It is its own module because pkg/scalers holds all of KEDA's scalers in
 // one package: the build list is 287 modules (cloud SDKs, database and queue

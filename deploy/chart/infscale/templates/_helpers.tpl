@@ -298,12 +298,15 @@ when keda.serverAddress is empty: refused at render, as that value is. */ -}}
 {{- end }}
 {{- $km := .Values.keda.metadata | default dict }}
 {{- /* SigV4 (Amazon Managed Prometheus): KEDA's prometheus scaler signs
-only when the trigger names its region (awsRegion) and an AWS identity: its
-authenticationRef's (a TriggerAuthentication of podIdentity provider aws,
-or one with AWS keys), or KEDA operator's own with identityOwner: operator.
-Either alone sends its queries unsigned. */ -}}
-{{- if and (not .Values.keda.serverAddress) (get (.Values.prometheus | default dict) "sigv4") (or (not (get $km "awsRegion")) (and (not .Values.keda.authenticationRef) (ne (toString (get $km "identityOwner")) "operator"))) }}
-{{- fail (printf "prometheus.sigv4: serve signs its queries to %s, and KEDA's ScaledObjects (serverAddress, the same URL) sign theirs only with keda.metadata.awsRegion (the workspace's region) and keda.authenticationRef naming a TriggerAuthentication with podIdentity: {provider: aws} in each workload namespace (or a ClusterTriggerAuthentication; or keda.metadata.identityOwner: operator): KEDA operator's IAM role, which needs aps:QueryMetrics; without them every read is refused and every ScaledObject stays in fallback; or keda.serverAddress, a Prometheus KEDA reaches without signing (docs/chart.md, Managed Prometheus services)" .Values.prometheus.url) }}
+with an AWS identity, its authenticationRef's (a TriggerAuthentication of
+podIdentity provider aws, or one with AWS keys) or KEDA operator's own with
+identityOwner: operator, for the workspace's region, awsRegion, which it
+reads from the trigger's metadata or its TriggerAuthentication's parameters.
+Without an identity its queries go unsigned; KEDA operator's without
+metadata.awsRegion has no region (no TriggerAuthentication holds one). With
+an authenticationRef the region may be in either: not checked. */ -}}
+{{- if and (not .Values.keda.serverAddress) (get (.Values.prometheus | default dict) "sigv4") (not .Values.keda.authenticationRef) (or (not (get $km "awsRegion")) (ne (toString (get $km "identityOwner")) "operator")) }}
+{{- fail (printf "prometheus.sigv4: serve signs its queries to %s, and KEDA's ScaledObjects (serverAddress, the same URL) sign theirs only with an AWS identity and the workspace's region: keda.authenticationRef naming a TriggerAuthentication with podIdentity: {provider: aws} in each workload namespace (or a ClusterTriggerAuthentication), with keda.metadata.awsRegion or an awsRegion parameter in it; or keda.metadata.identityOwner: operator (KEDA operator's IAM role, which needs aps:QueryMetrics) with keda.metadata.awsRegion; without them every read is refused and every ScaledObject stays in fallback; or keda.serverAddress, a Prometheus KEDA reaches without signing (docs/chart.md, Managed Prometheus services)" .Values.prometheus.url) }}
 {{- end }}
 {{- if and (not .Values.keda.serverAddress) (not .Values.keda.authenticationRef) (not (hasKey $km "authModes")) (not (hasKey $km "customHeaders")) }}
 {{- $p := .Values.prometheus | default dict }}
