@@ -3,6 +3,12 @@
 // (tests/*.test.yml). The Go test runs the pinned promtool (the tools
 // module's, found or built by internal/promtest) so `go test ./...` checks
 // and unit-tests the rules.
+//
+// Two copies are generated from these files, and `make test` fails while
+// either's rules differ: deploy/base/prometheusrule.yaml (go -C deploy/test test
+// -run TestPrometheusRuleMatchesRules -update) and the Helm chart's
+// deploy/chart/infscale/rules/ (go -C deploy/charttest test -run
+// TestChartRulesMatchRules -update). Regenerate both after an edit.
 package rules
 
 import (
