@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -126,6 +127,18 @@ func TestChartTimeZonesMatchGo(t *testing.T) {
 	got, err := os.ReadFile(chartTimeZones)
 	if err != nil || string(got) != want {
 		t.Errorf("%s is not the %d zone names of Go's database (%v); regenerate: go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update", chartTimeZones, len(names), err)
+	}
+	// Each name passes the API server's own name check before it loads
+	// the zone (k8s.io/kubernetes pkg/apis/batch/validation,
+	// validateTimeZone): components of 1-14 of A-Za-z.-_0-9+, none "."
+	// or ".." or starting with "-".
+	component := regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+	for _, n := range names {
+		for _, c := range strings.Split(n, "/") {
+			if !component.MatchString(c) || c == "." || c == ".." || strings.HasPrefix(c, "-") {
+				t.Errorf("%s: the API server refuses its component %q", n, c)
+			}
+		}
 	}
 	for _, tz := range []string{"US/Eastern", "Europe/Kyiv", "UTC", "Etc/Zulu"} {
 		if !slices.Contains(names, tz) {
