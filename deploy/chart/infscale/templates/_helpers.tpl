@@ -379,17 +379,27 @@ machine running Helm (sprig's dateInZone, which falls back to UTC when the
 machine's database lacks it: UTC's own names are in timezones.txt). The
 machine's database alone refused names the API server takes (Debian 13
 and Ubuntu 24.04 keep the backward names in tzdata-legacy); a zone newer
-than both is refused until timezones.txt is regenerated. The schema has
-checked the shape. */}}
+than both is refused until timezones.txt is regenerated. A name that is
+one of the list's but for case (europe/berlin) is refused naming the
+spelling, though a case-insensitive disk (macOS) loads it: the API
+server's Linux does not. The schema has checked the shape. */}}
 {{- define "infscale.checkTimeZone" -}}
 {{- $z := toString .zone -}}
 {{- if $z -}}
 {{- if eq (lower $z) "local" -}}
 {{- fail (printf "%s: %q is not a time zone the API server takes (\"Local\" is the node's, which a CronJob may not use); name one, e.g. Europe/Berlin or UTC, or leave it empty for the kube-controller-manager's" .key $z) -}}
 {{- end -}}
+{{- $zones := splitList "\n" .zones -}}
+{{- if not (has $z $zones) -}}
+{{- range $zones -}}
+{{- if eq (lower .) (lower $z) -}}
+{{- fail (printf "%s: %q is spelt %q in the IANA time zone database, whose names are case-sensitive (the API server would refuse the CronJob: unknown time zone)" $.key $z .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- /* 2026-01-01T00:00:00Z: any fixed instant. */ -}}
 {{- $onMachine := ne (dateInZone "MST" 1767225600 $z) "UTC" -}}
-{{- if not (or $onMachine (has $z (splitList "\n" .zones))) -}}
+{{- if not (or $onMachine (has $z $zones)) -}}
 {{- fail (printf "%s: %q is not in the IANA time zone database (the API server would refuse the CronJob: unknown time zone); use a zone name as spelt there, case included, e.g. Europe/Berlin, America/New_York or UTC (the chart's timezones.txt lists them)" .key $z) -}}
 {{- end -}}
 {{- end -}}
