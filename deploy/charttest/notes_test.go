@@ -1,8 +1,16 @@
 package charttest
 
 import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -42,14 +50,18 @@ func renderNotes(t *testing.T, release, values string) string {
 // prod-infscale (its pods' instance label prod); the default target chat's
 // ScaledObject is chat in llm; a pair's are <name>-prefill and
 // <name>-decode; an apply target's workload is read with kubectl get.
+// /metrics is read through a port-forward that the next line waits for
+// and ends (with leases, to the Lease holder's pod): pasted as a block, the
+// curl ran before the forward listened, and a second paste found port 9105
+// taken. TestNotesMetricsCommands runs those lines.
 func TestNotes(t *testing.T) {
 	notes := renderNotes(t, "infscale", "")
 	for _, want := range []string{
 		"installed as infscale in namespace infscale",
 		"kubectl -n infscale rollout status deployment/infscale\n",
 		"kubectl -n infscale get pods -l app.kubernetes.io/name=infscale,app.kubernetes.io/instance=infscale\n",
-		"kubectl -n infscale port-forward service/infscale 9105:9105 &\n",
-		"curl -s http://127.0.0.1:9105/metrics | grep -E '^infscale_(desired_replicas|query_errors_total)'\n",
+		"kubectl -n infscale port-forward service/infscale 9105:9105 >/dev/null &\n",
+		"sleep 2; curl -s http://127.0.0.1:9105/metrics | grep -E '^infscale_(desired_replicas|query_errors_total)'; kill $!\n",
 		`(target="chat";`,
 		"kubectl -n llm get scaledobject chat   # target chat: READY True, FALLBACK False\n",
 		"KEDA cannot query http://prometheus-operated.monitoring.svc:9090 ",
@@ -75,11 +87,11 @@ replicas: 2
 	notes = renderNotes(t, "prod", values)
 	for _, want := range []string{
 		"installed as prod-infscale in namespace infscale",
-		"kubectl -n infscale port-forward service/prod-infscale 9105:9105 &\n",
+		"kubectl -n infscale port-forward service/prod-infscale 9105:9105 >/dev/null &\n",
 		"app.kubernetes.io/instance=prod\n",
 		`(target="chat", target="code";`,
 		"only the Lease holder exports it",
-		"kubectl -n infscale get lease prod-infscale names it",
+		"kubectl -n infscale port-forward pod/$(kubectl -n infscale get lease prod-infscale -o jsonpath='{.spec.holderIdentity}') 9105:9105 >/dev/null &\n",
 		"kubectl -n llm get scaledobject chat-prefill chat-decode   # target chat: READY True, FALLBACK False\n",
 		"kubectl -n ml get statefulset coder   # target code: serve writes spec.replicas (apply)\n",
 		"Alerts: the PrometheusRule prod-infscale in namespace monitoring",
@@ -96,5 +108,97 @@ replicas: 2
 	}
 	if strings.Contains(notes, "READY False") {
 		t.Errorf("NOTES.txt with no ScaledObject speaks of KEDA's READY:\n%s", notes)
+	}
+}
+
+// TestNotesMetricsCommands runs NOTES.txt's step-2 lines as pasted into a
+// shell, default and with leases, with a kubectl standing in for the real
+// one as it behaves: port-forward listens on 127.0.0.1:9105 only after
+// 700 ms (it first reaches the API server and the pod), get lease prints
+// the holder. The /metrics lines come out, and port 9105 is free after.
+func TestNotesMetricsCommands(t *testing.T) {
+	for _, tool := range []string{"sh", "curl", "grep", "sleep"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: %v", tool, err)
+		}
+	}
+	if l, err := net.Listen("tcp", "127.0.0.1:9105"); err != nil {
+		t.Skipf("port 9105 is taken here: %v", err)
+	} else {
+		l.Close()
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\nexec \"" + os.Args[0] + "\" -test.run='^TestNotesFakeKubectl$' -- \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ values, after, want string }{
+		{"", "2. What it decides", `infscale_desired_replicas{target="chat"} 3`},
+		{"rbac: {modes: [leases]}\nreplicas: 2\n", "holderIdentity names", "infscale_leader{pod=\"infscale-7d9f-abcde\"} 1"},
+	} {
+		notes := renderNotes(t, "infscale", c.values)
+		i := strings.Index(notes, c.after)
+		if i < 0 {
+			t.Fatalf("%q: NOTES.txt has no %q:\n%s", c.values, c.after, notes)
+		}
+		lines := strings.Split(notes[i:], "\n")[1:]
+		var cmds []string
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "     ") {
+				if len(cmds) > 0 {
+					break
+				}
+				continue
+			}
+			cmds = append(cmds, strings.TrimSpace(l))
+		}
+		cmd := exec.Command("sh", "-c", strings.Join(cmds, "\n"))
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "INFSCALE_FAKE_KUBECTL=1")
+		// A forward left running holds the output open: stop waiting
+		// for it once the shell is done (it ends itself after 5 s).
+		cmd.WaitDelay = time.Second
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("%q pasted:\n%s\nprinted %q, want a line %s", c.values, strings.Join(cmds, "\n"), out, c.want)
+		}
+		var l net.Listener
+		var err error
+		for range 20 { // the forward ends as kill $! reaches it
+			if l, err = net.Listen("tcp", "127.0.0.1:9105"); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("%q: port 9105 still taken after the commands: %v", c.values, err)
+		} else {
+			l.Close()
+		}
+	}
+}
+
+// TestNotesFakeKubectl is the kubectl of TestNotesMetricsCommands.
+func TestNotesFakeKubectl(t *testing.T) {
+	if os.Getenv("INFSCALE_FAKE_KUBECTL") == "" {
+		t.Skip("run by TestNotesMetricsCommands")
+	}
+	args := strings.Join(flag.Args(), " ")
+	switch {
+	case strings.Contains(args, "get lease"):
+		fmt.Print("infscale-7d9f-abcde")
+	case strings.Contains(args, "port-forward") && strings.Contains(args, "9105:9105"):
+		time.Sleep(700 * time.Millisecond)
+		page := "infscale_desired_replicas{target=\"chat\"} 3\n"
+		if strings.Contains(args, "pod/infscale-7d9f-abcde") {
+			page += "infscale_leader{pod=\"infscale-7d9f-abcde\"} 1\n"
+		}
+		srv := &http.Server{Addr: "127.0.0.1:9105", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(page))
+		})}
+		time.AfterFunc(5*time.Second, func() { _ = srv.Close() }) // a forward nobody ends
+		_ = srv.ListenAndServe()
+	default:
+		fmt.Fprintf(os.Stderr, "fake kubectl: %s\n", args)
+		os.Exit(1)
 	}
 }
