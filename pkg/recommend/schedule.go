@@ -180,11 +180,13 @@ func ScheduleField(field string) int {
 
 // readings returns the wall times (wall) that decide whether a window is
 // open at now: seen, the latest the clock has read by now, and ahead, the
-// earliest it reads from now on. Both are now's wall time but around a
-// fall-back: in the repeated hour's first pass ahead is the hour's start
-// (read again after the change), in its second pass seen is its end (read
-// before the change). A window [fire, fire+duration) of wall time is open
-// at now when fire <= seen and fire+duration > ahead.
+// earliest it reads from now on, less a nanosecond when that reading is
+// still to come after now. Both are now's wall time but around a
+// fall-back: in the repeated hour's first pass ahead is just before the
+// hour's start (read again at the change, so an end there is read last
+// then), in its second pass seen is just before its end (read before the
+// change). A window [fire, fire+duration) of wall time is open at now when
+// fire <= seen and fire+duration > ahead.
 func (w *compiledWindow) readings(now time.Time) (seen, ahead time.Time) {
 	n := wall(now, w.loc)
 	_, off := now.In(w.loc).Zone()
@@ -199,7 +201,7 @@ func (w *compiledWindow) readings(now time.Time) (seen, ahead time.Time) {
 	case after < off: // a fall-back in the next 2 h: in the first pass?
 		at := change(now, now.Add(2*time.Hour), w.loc)
 		if shift := time.Duration(off-after) * time.Second; !now.Before(at.Add(-shift)) {
-			return n, wall(at, w.loc)
+			return n, wall(at, w.loc).Add(-time.Nanosecond)
 		}
 	}
 	return n, n

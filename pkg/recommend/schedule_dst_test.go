@@ -47,6 +47,13 @@ func TestScheduleWindowOnTheWallClock(t *testing.T) {
 		{"end in the repeat: 01:45 EDT", "0 20 * * 6", "America/New_York", 5*time.Hour + 30*time.Minute, "2026-11-01T05:45:00Z", 3},
 		{"end in the repeat: 01:29 EST", "0 20 * * 6", "America/New_York", 5*time.Hour + 30*time.Minute, "2026-11-01T06:29:00Z", 3},
 		{"end in the repeat: 01:30 EST", "0 20 * * 6", "America/New_York", 5*time.Hour + 30*time.Minute, "2026-11-01T06:30:00Z", 1},
+		// 00:00 EDT for 1 h: its end, 01:00, is the repeated hour's start,
+		// read at 05:00 UTC (EDT) and last at 06:00 UTC (EST): open
+		// through the first pass, as KEDA's end cron, which fires at both.
+		{"end at the repeat's start: 00:59 EDT", "0 0 * * 0", "America/New_York", time.Hour, "2026-11-01T04:59:00Z", 3},
+		{"end at the repeat's start: 01:00 EDT", "0 0 * * 0", "America/New_York", time.Hour, "2026-11-01T05:00:00Z", 3},
+		{"end at the repeat's start: 01:59 EDT", "0 0 * * 0", "America/New_York", time.Hour, "2026-11-01T05:59:00Z", 3},
+		{"end at the repeat's start: 01:00 EST", "0 0 * * 0", "America/New_York", time.Hour, "2026-11-01T06:00:00Z", 1},
 		// 00:00 for 30 min, ending before the repeat: closed through it.
 		{"end before the repeat: 01:10 EDT", "0 0 * * 0", "America/New_York", 30 * time.Minute, "2026-11-01T05:10:00Z", 1},
 	} {

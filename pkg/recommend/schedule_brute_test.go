@@ -1,0 +1,216 @@
+package recommend
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A brute-force reference for the wall-clock window, independent of
+// readings and robfig/cron: a minimal cron matcher lists the firings (wall
+// times, minute by minute), a scan of the instants minute by minute says
+// when the zone's clock first reads each firing and last reads its end
+// (firing+duration of wall clock), and the window is open in between:
+// from the first instant the clock reads the firing (the instant it jumps
+// past it, in a spring-forward's gap) to the last instant it reads the end
+// (the instant it jumps past it, in a gap), so a fall-back's repeated hour
+// leaves no hole.
+
+// bruteCron is a 5-field cron as a set of allowed values per field.
+type bruteCron struct {
+	f                [5]map[int]bool
+	domStar, dowStar bool
+}
+
+func parseBruteCron(t *testing.T, s string) bruteCron {
+	t.Helper()
+	switch s {
+	case "@daily":
+		s = "0 0 * * *"
+	case "@hourly":
+		s = "0 * * * *"
+	case "@weekly":
+		s = "0 0 * * 0"
+	}
+	fs := strings.Fields(s)
+	if len(fs) != 5 {
+		t.Fatalf("cron %q: want 5 fields", s)
+	}
+	bounds := [5][2]int{{0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 6}}
+	var c bruteCron
+	for i, f := range fs {
+		c.f[i] = map[int]bool{}
+		for _, part := range strings.Split(f, ",") {
+			lo, hi, step := bounds[i][0], bounds[i][1], 1
+			r := part
+			if a, b, ok := strings.Cut(part, "/"); ok {
+				r = a
+				step, _ = strconv.Atoi(b)
+			}
+			if r != "*" {
+				a, b, ok := strings.Cut(r, "-")
+				lo, _ = strconv.Atoi(a)
+				hi = lo
+				if ok {
+					hi, _ = strconv.Atoi(b)
+				}
+			}
+			for v := lo; v <= hi; v += step {
+				c.f[i][v] = true
+			}
+		}
+	}
+	c.domStar, c.dowStar = fs[2] == "*", fs[4] == "*"
+	return c
+}
+
+// fires reports whether the cron fires at the wall time w (UTC-written).
+func (c bruteCron) fires(w time.Time) bool {
+	if w.Second() != 0 || w.Nanosecond() != 0 || !c.f[0][w.Minute()] || !c.f[1][w.Hour()] || !c.f[3][int(w.Month())] {
+		return false
+	}
+	dom, dow := c.f[2][w.Day()], c.f[4][int(w.Weekday())]
+	if c.domStar || c.dowStar {
+		return dom && dow
+	}
+	return dom || dow
+}
+
+// bruteOpen lists, for the instants lo, lo+1m, ... before hi, whether the
+// window (cron, d of wall clock) is open in loc by the definition above.
+func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Time) []bool {
+	// The clock's readings over a margin wide enough for every firing and
+	// end that matters.
+	margin := d + 48*time.Hour
+	from, to := lo.Add(-margin), hi.Add(margin)
+	var inst []time.Time
+	var reads []time.Time
+	for t := from; t.Before(to); t = t.Add(time.Minute) {
+		l := t.In(loc)
+		inst = append(inst, t)
+		reads = append(reads, time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), 0, 0, time.UTC))
+	}
+	minR, maxR := reads[0], reads[0]
+	for _, r := range reads {
+		if r.Before(minR) {
+			minR = r
+		}
+		if r.After(maxR) {
+			maxR = r
+		}
+	}
+	open := make([]bool, len(inst))
+	for f := minR.Add(-d); !f.After(maxR); f = f.Add(time.Minute) {
+		if !c.fires(f) {
+			continue
+		}
+		e := f.Add(d)
+		start := len(inst)
+		for i, r := range reads { // first reading at or past the firing
+			if !r.Before(f) {
+				start = i
+				break
+			}
+		}
+		end := -1
+		for i, r := range reads { // last reading of the end
+			if r.Equal(e) {
+				end = i
+			}
+		}
+		if end < 0 { // never read (a gap, or past the scan): the jump past it
+			end = len(inst)
+			for i, r := range reads {
+				if r.After(e) {
+					end = i
+					break
+				}
+			}
+		}
+		for i := start; i < end; i++ {
+			open[i] = true
+		}
+	}
+	n := int(hi.Sub(lo) / time.Minute)
+	off := int(lo.Sub(from) / time.Minute)
+	return open[off : off+n]
+}
+
+// offsetChanges lists the instants in [from, to) at which loc's UTC offset
+// changes, to the minute.
+func offsetChanges(loc *time.Location, from, to time.Time) []time.Time {
+	var out []time.Time
+	_, prev := from.In(loc).Zone()
+	for t := from; t.Before(to); t = t.Add(time.Minute) {
+		if _, off := t.In(loc).Zone(); off != prev {
+			out = append(out, t)
+			prev = off
+		}
+	}
+	return out
+}
+
+func TestScheduleWindowMatchesBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("minute-by-minute over a year's DST changes")
+	}
+	year := func(y int) [2]time.Time {
+		return [2]time.Time{time.Date(y, 7, 1, 0, 0, 0, 0, time.UTC), time.Date(y+1, 7, 1, 0, 0, 0, 0, time.UTC)}
+	}
+	zones := []struct {
+		name string
+		span [2]time.Time
+	}{
+		{"Europe/Berlin", year(2026)},
+		{"America/New_York", year(2026)},
+		{"Australia/Lord_Howe", year(2026)}, // 30-min DST at 02:00
+		{"America/Santiago", year(2026)},    // changes at midnight
+		{"Pacific/Apia", year(2011)},        // 2011-12-30 skipped: a 24 h jump
+		{"Antarctica/Troll", year(2026)},    // 2 h DST
+		{"UTC", year(2026)},
+	}
+	crons := []string{"0 * * * *", "30 1 * * *", "*/15 * * * *", "@daily", "0 2 * * *", "30 2 * * *",
+		"0 3 * * *", "0 1 * * *", "45 23 * * *", "0 22 * * *", "0 2 * * 0", "15 0 * * 6", "0 8 * * 1-5"}
+	durs := []time.Duration{10 * time.Minute, 30 * time.Minute, 45 * time.Minute, time.Hour, 90 * time.Minute,
+		2 * time.Hour, 6 * time.Hour, 23 * time.Hour, 25 * time.Hour, 30 * time.Hour}
+	for _, z := range zones {
+		loc, err := time.LoadLocation(z.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes := offsetChanges(loc, z.span[0], z.span[1])
+		if z.name == "UTC" {
+			changes = []time.Time{time.Date(2027, 3, 28, 1, 0, 0, 0, time.UTC)} // any day
+		} else if len(changes) == 0 {
+			t.Fatalf("%s: no offset change in %v", z.name, z.span)
+		}
+		for _, ch := range changes {
+			for _, cs := range crons {
+				c := parseBruteCron(t, cs)
+				for _, d := range durs {
+					p := queuePolicy(4)
+					p.Schedule = []ScheduleWindow{{Cron: cs, Duration: d, Min: 3, Location: z.name}}
+					mustValidate(t, p)
+					lo, hi := ch.Add(-6*time.Hour), ch.Add(d+6*time.Hour)
+					want := bruteOpen(c, d, loc, lo, hi)
+					bad := 0
+					for i, open := range want {
+						for _, s := range []time.Duration{0, 30 * time.Second} {
+							now := lo.Add(time.Duration(i)*time.Minute + s)
+							if got := p.Floor(now) == 3; got != open {
+								if bad < 3 {
+									t.Errorf("%s (change %s): %q for %v at %s (%s): open %v, want %v", z.name, ch.In(loc).Format(time.RFC3339), cs, d, now.Format(time.RFC3339), now.In(loc).Format("2006-01-02T15:04:05 MST"), got, open)
+								}
+								bad++
+							}
+						}
+					}
+					if bad >= 3 {
+						t.Errorf("  ... %d minute(s) differ", bad)
+					}
+				}
+			}
+		}
+	}
+}
