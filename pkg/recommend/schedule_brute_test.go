@@ -77,9 +77,18 @@ func (c bruteCron) fires(w time.Time) bool {
 	return dom || dow
 }
 
-// bruteOpen lists, for the instants lo, lo+1m, ... before hi, whether the
-// window (cron, d of wall clock) is open in loc by the definition above.
-func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Time) []bool {
+// bruteMinute is the reference at one minute: whether the window is
+// open, and if so the instants its latest firing was first read (fired)
+// and its end last read (until), and the next firing's first reading when
+// it fires again before that end (else zero).
+type bruteMinute struct {
+	open               bool
+	fired, until, next time.Time
+}
+
+// bruteOpen lists, for the instants lo, lo+1m, ... before hi, the window
+// (cron, d of wall clock) in loc by the definition above.
+func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Time) []bruteMinute {
 	// The clock's readings over a margin wide enough for every firing and
 	// end that matters.
 	margin := d + 48*time.Hour
@@ -100,41 +109,70 @@ func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Tim
 			maxR = r
 		}
 	}
-	open := make([]bool, len(inst))
-	for f := minR.Add(-d); !f.After(maxR); f = f.Add(time.Minute) {
-		if !c.fires(f) {
-			continue
+	// first is the index of the first reading at or past w (the jump past
+	// it in a gap); last the index of w's last reading, or the jump past
+	// it when the clock never reads it.
+	firstAt, lastAt := map[time.Time]int{}, map[time.Time]int{}
+	var jumps []int // indexes the clock reads more than a minute after the one before
+	for i, r := range reads {
+		if _, ok := firstAt[r]; !ok {
+			firstAt[r] = i
+		}
+		lastAt[r] = i
+		if i > 0 && r.Sub(reads[i-1]) > time.Minute {
+			jumps = append(jumps, i)
+		}
+	}
+	gap := func(w time.Time) int {
+		for _, i := range jumps {
+			if reads[i-1].Before(w) && reads[i].After(w) {
+				return i
+			}
+		}
+		return len(inst) // past the scan
+	}
+	first := func(w time.Time) int {
+		if i, ok := firstAt[w]; ok {
+			return i
+		}
+		return gap(w)
+	}
+	last := func(w time.Time) int {
+		if i, ok := lastAt[w]; ok {
+			return i
+		}
+		return gap(w)
+	}
+	var fires []time.Time
+	for f := minR.Add(-d); !f.After(maxR.Add(d)); f = f.Add(time.Minute) {
+		if c.fires(f) {
+			fires = append(fires, f)
+		}
+	}
+	at := func(i int) time.Time {
+		if i < len(inst) {
+			return inst[i]
+		}
+		return time.Time{}
+	}
+	out := make([]bruteMinute, len(inst))
+	for k, f := range fires {
+		if f.After(maxR) {
+			break
 		}
 		e := f.Add(d)
-		start := len(inst)
-		for i, r := range reads { // first reading at or past the firing
-			if !r.Before(f) {
-				start = i
-				break
-			}
-		}
-		end := -1
-		for i, r := range reads { // last reading of the end
-			if r.Equal(e) {
-				end = i
-			}
-		}
-		if end < 0 { // never read (a gap, or past the scan): the jump past it
-			end = len(inst)
-			for i, r := range reads {
-				if r.After(e) {
-					end = i
-					break
-				}
-			}
+		start, end := first(f), last(e)
+		m := bruteMinute{open: true, fired: at(start), until: at(end)}
+		if k+1 < len(fires) && fires[k+1].Before(e) {
+			m.next = at(first(fires[k+1]))
 		}
 		for i := start; i < end; i++ {
-			open[i] = true
+			out[i] = m
 		}
 	}
 	n := int(hi.Sub(lo) / time.Minute)
 	off := int(lo.Sub(from) / time.Minute)
-	return open[off : off+n]
+	return out[off : off+n]
 }
 
 // offsetChanges lists the instants in [from, to) at which loc's UTC offset
@@ -198,9 +236,27 @@ func TestScheduleWindowMatchesBruteForce(t *testing.T) {
 					for i, open := range want {
 						for _, s := range []time.Duration{0, 30 * time.Second} {
 							now := lo.Add(time.Duration(i)*time.Minute + s)
-							if got := p.Floor(now) == 3; got != open {
+							got, w := p.floor(now)
+							if (got == 3) != open.open {
 								if bad < 3 {
-									t.Errorf("%s (change %s): %q for %v at %s (%s): open %v, want %v", z.name, ch.In(loc).Format(time.RFC3339), cs, d, now.Format(time.RFC3339), now.In(loc).Format("2006-01-02T15:04:05 MST"), got, open)
+									t.Errorf("%s (change %s): %q for %v at %s (%s): open %v, want %v", z.name, ch.In(loc).Format(time.RFC3339), cs, d, now.Format(time.RFC3339), now.In(loc).Format("2006-01-02T15:04:05 MST"), got == 3, open.open)
+								}
+								bad++
+								continue
+							}
+							if w == nil || i%10 != 0 || s != 0 {
+								continue
+							}
+							// The step's text (every 10 min: it is slow):
+							// the same instants, as the zone's clock reads
+							// them.
+							text := "fired " + open.fired.In(loc).Format(time.RFC3339) + ", open until " + open.until.In(loc).Format(time.RFC3339)
+							if !open.next.IsZero() {
+								text += "; it fires again at " + open.next.In(loc).Format(time.RFC3339) + " before that, which keeps it open longer"
+							}
+							if gotText := w.open(now); gotText != text {
+								if bad < 3 {
+									t.Errorf("%s (change %s): %q for %v at %s (%s):\n got %s\nwant %s", z.name, ch.In(loc).Format(time.RFC3339), cs, d, now.Format(time.RFC3339), now.In(loc).Format("2006-01-02T15:04:05 MST"), gotText, text)
 								}
 								bad++
 							}

@@ -84,6 +84,17 @@ func TestScheduleSaysWallClockInstants(t *testing.T) {
 			"fired 2026-10-31T20:00:00-04:00, open until 2026-11-01T01:30:00-05:00"},
 		{"30 1 * * 0", "America/New_York", time.Hour, "2026-11-01T06:10:00Z",
 			"fired 2026-11-01T01:30:00-04:00, open until 2026-11-01T02:30:00-05:00"},
+		// Antarctica/Troll falls back 2 h on 2026-10-25 at 01:00 UTC (03:00
+		// +02 -> 01:00 +00: 01:00-03:00 is read twice): fired at the first
+		// reading of 01:00 (23:00 UTC the day before), ends at the last of
+		// 02:00 (02:00 UTC).
+		{"0 1 * * 0", "Antarctica/Troll", time.Hour, "2026-10-24T23:30:00Z",
+			"fired 2026-10-25T01:00:00+02:00, open until 2026-10-25T02:00:00Z"},
+		// Pacific/Apia skipped 2011-12-30 (23:59:59 -10 on the 29th, then
+		// 00:00 +14 on the 31st, 10:00 UTC): an end in the skipped day is
+		// the jump.
+		{"0 22 * * *", "Pacific/Apia", 4 * time.Hour, "2011-12-30T09:00:00Z",
+			"fired 2011-12-29T22:00:00-10:00, open until 2011-12-31T00:00:00+14:00"},
 	} {
 		p := queuePolicy(4)
 		p.Schedule = []ScheduleWindow{{Cron: tc.cron, Duration: tc.d, Min: 3, Location: tc.zone}}
