@@ -288,33 +288,49 @@ func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 
 // readings lists the instants, in order, at which loc's clock reads
 // hour:00 on the day (hour 24 is the next day's 0): none when a
-// spring-forward skips it, two when a fall-back repeats it.
+// spring-forward skips it, two when a fall-back repeats it. A reading is
+// the wall time less an offset loc has in the zone period time.Date puts
+// it in or in the one before or after (a change of any size: Lord Howe's
+// 30 min, Troll's 2 h).
 func readings(y int, m time.Month, d, hour int, loc *time.Location) []time.Time {
 	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
 	want := time.Date(y, m, d, hour, 0, 0, 0, time.UTC) // the wall time, normalized
+	near := []time.Time{t}
+	start, end := t.ZoneBounds() // zero: no change before, after
+	if !start.IsZero() {
+		near = append(near, start.Add(-time.Nanosecond))
+	}
+	if !end.IsZero() {
+		near = append(near, end)
+	}
 	var out []time.Time
-	for _, off := range []time.Duration{-time.Hour, -30 * time.Minute, 0, 30 * time.Minute, time.Hour} { // DST shifts: 1 h, 30 min (Lord Howe)
-		c := t.Add(off).In(loc)
-		if cy, cm, cd := c.Date(); c.Hour() == want.Hour() && c.Minute() == 0 && cy == want.Year() && cm == want.Month() && cd == want.Day() {
+	for _, x := range near {
+		_, off := x.Zone()
+		c := want.Add(-time.Duration(off) * time.Second).In(loc)
+		l := time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), 0, time.UTC)
+		if l.Equal(want) && !slices.ContainsFunc(out, c.Equal) {
 			out = append(out, c)
 		}
 	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
 	return out
 }
 
 // jump is the instant loc's clock jumps past hour:00 on the day, which a
-// spring-forward skips: the first instant after it reads a later time.
+// spring-forward skips: the bound of the zone period time.Date puts it in
+// before which the clock reads less and from which it reads more.
 func jump(y int, m time.Month, d, hour int, loc *time.Location) time.Time {
 	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
-	lo, hi := t.Add(-2*time.Hour), t.Add(2*time.Hour)
-	_, last := hi.Zone()
-	for hi.Sub(lo) > time.Second {
-		mid := lo.Add(hi.Sub(lo) / 2)
-		if _, off := mid.Zone(); off == last {
-			hi = mid
-		} else {
-			lo = mid
+	want := time.Date(y, m, d, hour, 0, 0, 0, time.UTC)
+	wall := func(x time.Time) time.Time {
+		l := x.In(loc)
+		return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
+	}
+	start, end := t.ZoneBounds()
+	for _, b := range []time.Time{start, end} {
+		if !b.IsZero() && wall(b.Add(-time.Nanosecond)).Before(want) && wall(b).After(want) {
+			return b.In(loc)
 		}
 	}
-	return hi.Truncate(time.Second).In(loc)
+	return t
 }

@@ -454,6 +454,13 @@ func TestWindowDSTDays(t *testing.T) {
 		{"Sunday 01:00 5h, New York", Window{From: 0, To: 0, Hour: 1, Hours: 5, Min: 2}, ny, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
 			{StartRepeated: true, Open: utc("2026-11-01T05:00:00Z"), KEDAOpen: utc("2026-11-01T06:00:00Z"), Close: utc("2026-11-01T11:00:00Z")},
 		}},
+		// Antarctica/Troll's changes are 2 h: 2026-10-25 at 01:00 UTC (03:00
+		// +02 -> 01:00 +00: 01:00-03:00 read twice), 2027-03-28 at 01:00 UTC
+		// (01:00 +00 -> 03:00 +02: 01:00-03:00 skipped).
+		{"Sunday 02:00 4h, Troll", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, load("Antarctica/Troll"), time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
+			{StartRepeated: true, Open: utc("2026-10-25T00:00:00Z"), KEDAOpen: utc("2026-10-25T02:00:00Z"), Close: utc("2026-10-25T06:00:00Z")},
+			{StartSkipped: true, Open: utc("2027-03-28T01:00:00Z"), Close: utc("2027-03-28T04:00:00Z")},
+		}},
 		{"Sunday 02:00 4h, UTC", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, time.UTC, from, nil},
 	} {
 		got := tc.w.DSTDays(tc.loc, tc.from)
