@@ -278,6 +278,9 @@ func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 		if n := len(closing); n > 0 {
 			x.Close = closing[n-1]
 		}
+		if x.StartSkipped && x.EndSkipped && x.Open.Equal(x.Close) {
+			continue // inside one gap: neither opens it
+		}
 		if x.StartRepeated {
 			x.KEDAOpen = open[1]
 		}

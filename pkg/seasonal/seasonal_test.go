@@ -461,6 +461,12 @@ func TestWindowDSTDays(t *testing.T) {
 			{StartRepeated: true, Open: utc("2026-10-25T00:00:00Z"), KEDAOpen: utc("2026-10-25T02:00:00Z"), Close: utc("2026-10-25T06:00:00Z")},
 			{StartSkipped: true, Open: utc("2027-03-28T01:00:00Z"), Close: utc("2027-03-28T04:00:00Z")},
 		}},
+		// 01:00 to 02:00 lies in Troll's gap on 2027-03-28: neither serve
+		// (open and closed at the jump) nor KEDA (neither cron fires) opens
+		// it, the same in both; its start is read twice on 2026-10-25.
+		{"Sunday 01:00 1h, Troll", Window{From: 0, To: 0, Hour: 1, Hours: 1, Min: 2}, load("Antarctica/Troll"), time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
+			{StartRepeated: true, Open: utc("2026-10-24T23:00:00Z"), KEDAOpen: utc("2026-10-25T01:00:00Z"), Close: utc("2026-10-25T02:00:00Z")},
+		}},
 		{"Sunday 02:00 4h, UTC", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, time.UTC, from, nil},
 	} {
 		got := tc.w.DSTDays(tc.loc, tc.from)
