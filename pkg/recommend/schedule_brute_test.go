@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,20 +87,38 @@ type bruteMinute struct {
 	fired, until, next time.Time
 }
 
-// bruteOpen lists, for the instants lo, lo+1m, ... before hi, the window
-// (cron, d of wall clock) in loc by the definition above.
-func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Time) []bruteMinute {
-	// The clock's readings over a margin wide enough for every firing and
-	// end that matters.
-	margin := d + 48*time.Hour
-	from, to := lo.Add(-margin), hi.Add(margin)
-	var inst []time.Time
-	var reads []time.Time
+// bruteClock is loc's clock read every minute from one instant: the
+// instants, their wall readings (UTC-written), and where each reading is
+// first and last read.
+type bruteClock struct {
+	inst, reads     []time.Time
+	firstAt, lastAt map[time.Time]int
+	jumps           []int // indexes read more than a minute after the one before
+}
+
+func newBruteClock(loc *time.Location, from, to time.Time) *bruteClock {
+	k := &bruteClock{firstAt: map[time.Time]int{}, lastAt: map[time.Time]int{}}
 	for t := from; t.Before(to); t = t.Add(time.Minute) {
 		l := t.In(loc)
-		inst = append(inst, t)
-		reads = append(reads, time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), 0, 0, time.UTC))
+		r := time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), 0, 0, time.UTC)
+		i := len(k.inst)
+		k.inst, k.reads = append(k.inst, t), append(k.reads, r)
+		if _, ok := k.firstAt[r]; !ok {
+			k.firstAt[r] = i
+		}
+		k.lastAt[r] = i
+		if i > 0 && r.Sub(k.reads[i-1]) > time.Minute {
+			k.jumps = append(k.jumps, i)
+		}
 	}
+	return k
+}
+
+// bruteOpen lists, for the instants lo, lo+1m, ... before hi (within the
+// clock's span, a margin of the duration and a day inside it), the window
+// (cron, d of wall clock) by the definition above.
+func bruteOpen(k *bruteClock, c bruteCron, d time.Duration, lo, hi time.Time) []bruteMinute {
+	inst, reads := k.inst, k.reads
 	minR, maxR := reads[0], reads[0]
 	for _, r := range reads {
 		if r.Before(minR) {
@@ -112,19 +131,8 @@ func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Tim
 	// first is the index of the first reading at or past w (the jump past
 	// it in a gap); last the index of w's last reading, or the jump past
 	// it when the clock never reads it.
-	firstAt, lastAt := map[time.Time]int{}, map[time.Time]int{}
-	var jumps []int // indexes the clock reads more than a minute after the one before
-	for i, r := range reads {
-		if _, ok := firstAt[r]; !ok {
-			firstAt[r] = i
-		}
-		lastAt[r] = i
-		if i > 0 && r.Sub(reads[i-1]) > time.Minute {
-			jumps = append(jumps, i)
-		}
-	}
 	gap := func(w time.Time) int {
-		for _, i := range jumps {
+		for _, i := range k.jumps {
 			if reads[i-1].Before(w) && reads[i].After(w) {
 				return i
 			}
@@ -132,13 +140,13 @@ func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Tim
 		return len(inst) // past the scan
 	}
 	first := func(w time.Time) int {
-		if i, ok := firstAt[w]; ok {
+		if i, ok := k.firstAt[w]; ok {
 			return i
 		}
 		return gap(w)
 	}
 	last := func(w time.Time) int {
-		if i, ok := lastAt[w]; ok {
+		if i, ok := k.lastAt[w]; ok {
 			return i
 		}
 		return gap(w)
@@ -171,7 +179,7 @@ func bruteOpen(c bruteCron, d time.Duration, loc *time.Location, lo, hi time.Tim
 		}
 	}
 	n := int(hi.Sub(lo) / time.Minute)
-	off := int(lo.Sub(from) / time.Minute)
+	off := int(lo.Sub(inst[0]) / time.Minute)
 	return out[off : off+n]
 }
 
@@ -223,7 +231,11 @@ func TestScheduleWindowMatchesBruteForce(t *testing.T) {
 		} else if len(changes) == 0 {
 			t.Fatalf("%s: no offset change in %v", z.name, z.span)
 		}
+		maxD := slices.Max(durs)
 		for _, ch := range changes {
+			// Firings from a day and the longest window before the checked
+			// span, ends a day and that window after it.
+			k := newBruteClock(loc, ch.Add(-6*time.Hour-maxD-26*time.Hour), ch.Add(6*time.Hour+2*maxD+26*time.Hour))
 			for _, cs := range crons {
 				c := parseBruteCron(t, cs)
 				for _, d := range durs {
@@ -231,7 +243,7 @@ func TestScheduleWindowMatchesBruteForce(t *testing.T) {
 					p.Schedule = []ScheduleWindow{{Cron: cs, Duration: d, Min: 3, Location: z.name}}
 					mustValidate(t, p)
 					lo, hi := ch.Add(-6*time.Hour), ch.Add(d+6*time.Hour)
-					want := bruteOpen(c, d, loc, lo, hi)
+					want := bruteOpen(k, c, d, lo, hi)
 					bad := 0
 					for i, open := range want {
 						for _, s := range []time.Duration{0, 30 * time.Second} {
@@ -244,10 +256,10 @@ func TestScheduleWindowMatchesBruteForce(t *testing.T) {
 								bad++
 								continue
 							}
-							if w == nil || i%10 != 0 || s != 0 {
+							if w == nil || i%30 != 0 || s != 0 {
 								continue
 							}
-							// The step's text (every 10 min: it is slow):
+							// The step's text (every 30 min: it is slow):
 							// the same instants, as the zone's clock reads
 							// them.
 							text := "fired " + open.fired.In(loc).Format(time.RFC3339) + ", open until " + open.until.In(loc).Format(time.RFC3339)
