@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -43,10 +44,20 @@ func keyedFleet(t *testing.T, name, value string) string {
 			fmt.Fprintf(w, `{"error":"Unauthorized: got %s"}`, r.Header.Get(name))
 			return
 		}
-		proxy.ServeHTTP(w, r)
+		proxy.ServeHTTP(w, buffered(r))
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// buffered returns r with its body read into memory, as a gateway that
+// buffers requests passes it on: streamed through ReverseProxy, a body
+// net/http closes as the answer starts cut the fleet's stream (pkg/load's
+// buffered says how).
+func buffered(r *http.Request) *http.Request {
+	b, _ := io.ReadAll(r.Body) // a short read is sent short: the transport refuses it (502)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return r
 }
 
 // TestLoadAPIKey: load against a server that asks for a key. Without one,
