@@ -654,6 +654,14 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 	}
 }
 
+// tick is how often Run looks for a due target: Tick, else a minute.
+func (tn *Tuning) tick() time.Duration {
+	if tn.Tick > 0 {
+		return tn.Tick
+	}
+	return time.Minute
+}
+
 // Run re-tunes the due targets every Tick until ctx ends, in two
 // loops: one runs the in-process tunings, one target after the other
 // (minutes each, on one core); the other reads the tune.dir results and
@@ -661,10 +669,7 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 // the in-process runs of other targets (in one loop a revert would wait
 // for every run due: an hour with 60 targets of a minute each).
 func (tn *Tuning) Run(ctx context.Context) {
-	tick := tn.Tick
-	if tick <= 0 {
-		tick = time.Minute
-	}
+	tick := tn.tick()
 	loop := func(step func(context.Context)) {
 		t := time.NewTicker(tick)
 		defer t.Stop()
@@ -815,6 +820,11 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
 			s.lastRun, s.failures = start, 0
+		case ctx.Err() == nil && s.cfg.Tune.Dir == "" && !reflect.DeepEqual(j.cfg, s.cfg):
+			// A reload changed the target during the run (setTargets):
+			// the failure is the replaced config's, not counted against
+			// the new one, which is tried at the next look.
+			s.lastRun, retry, failures = time.Time{}, tn.tick(), s.failures
 		case ctx.Err() == nil && s.cfg.Tune.Dir == "":
 			if errors.Is(err, tune.ErrShortHistory) {
 				retry = min(every, tuneRetry)
@@ -859,10 +869,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			retry = min(time.Duration(j.cfg.Tune.Every), tuneRetry)
 		}
 		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
-			retry = time.Minute
-			if tn.Tick > 0 {
-				retry = tn.Tick
-			}
+			retry = tn.tick()
 		}
 		switch {
 		case !loud:

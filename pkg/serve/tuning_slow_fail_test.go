@@ -273,3 +273,56 @@ func TestTuningFailedBackOffResetByReload(t *testing.T) {
 		t.Errorf("log %q: want the first failure's line", log.String())
 	}
 }
+
+// TestTuningFailedRunOfReloadedTarget: a run that fails after a reload
+// changed its target during it failed on the config the reload replaced:
+// it does not count against the new one, which is tried at the next look,
+// as a result tuned on replaced terms is (docs/tune.md: a reload that
+// changes the target has it tried at the next minute's look). Every 24h,
+// runs failing after 10 minutes: 12:00-12:10 fails (due 12:25, 15m),
+// 12:25-12:35 fails (due 13:05, 30m); the 13:05 run is reloaded with
+// every 12h (the fix) during it and fails at 13:15. The new target runs at
+// 13:16 (before: its first failure, due 13:30), and its failure there is
+// the first of its own, due 15m after its end (13:26 + 15m = 13:41). The
+// 13:15 failure's line says it is tried at the next look (Tick, 1m).
+func TestTuningFailedRunOfReloadedTarget(t *testing.T) {
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	api := &failingSlowAPI{now: day.Add(12 * time.Hour)}
+	l, tn, _, cfgAt := slowTuningAt(t, api, "24h")
+	var log buftest.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	stepAt := func(hh, mm int, during func()) bool {
+		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+		api.mu.Lock()
+		api.now, api.took, api.during = at, 10*time.Minute, during
+		api.mu.Unlock()
+		tn.Step(context.Background())
+		return !api.Now().Equal(at)
+	}
+	reload := func() {
+		if err := l.SetConfig(context.Background(), cfgAt("12h")); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range []struct {
+		hh, mm int
+		during func()
+		run    bool
+		said   string // the failure's line, when run
+	}{
+		{12, 0, nil, true, "failures=1 retry_in=15m0s"},
+		{12, 25, nil, true, "failures=2 retry_in=30m0s"},
+		{13, 5, reload, true, "failures=0 retry_in=1m0s"},
+		{13, 16, nil, true, "failures=1 retry_in=15m0s"}, // before: not until 13:30
+		{13, 40, nil, false, ""},
+		{13, 41, nil, true, "failures=2 retry_in=30m0s"},
+	} {
+		mark := len(log.String())
+		if ran := stepAt(c.hh, c.mm, c.during); ran != c.run {
+			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
+		}
+		if said := log.String()[mark:]; c.run && !strings.Contains(said, c.said) {
+			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, said, c.said)
+		}
+	}
+}
