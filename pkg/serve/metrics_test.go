@@ -177,6 +177,7 @@ func TestMetricsDocumented(t *testing.T) {
 	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow, "0123456789abcdef").Set(1)
 	tn.revertedVec.WithLabelValues("x", "queue:4", "0123456789abcdef").Set(1)
 	tn.errorsVec.WithLabelValues("x").Inc()
+	tn.lastOK.WithLabelValues("x").Set(0)
 	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -194,6 +194,7 @@ type Tuning struct {
 	info        *prometheus.GaugeVec
 	revertedVec *prometheus.GaugeVec
 	errorsVec   *prometheus.CounterVec // failed runs and tune.dir reads
+	lastOK      *prometheus.GaugeVec   // the last run's (or tune.dir read's) outcome
 }
 
 // tuned is one target's self-tuning state.
@@ -245,8 +246,9 @@ type tuned struct {
 }
 
 // NewTuning registers infscale_candidate_desired_replicas,
-// infscale_tuned_policy_info, infscale_tuned_policy_reverted and
-// infscale_tuning_errors_total on reg.
+// infscale_tuned_policy_info, infscale_tuned_policy_reverted,
+// infscale_tuning_errors_total and infscale_tuning_last_run_successful on
+// reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
 		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{}, looked: map[string]bool{},
@@ -258,8 +260,10 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 			Help: "1 for the policy serve keeps reverted for a target (its live SLO misses exceeded max_miss; not adopted again under these terms), whatever the target's candidate is now; terms as infscale_tuned_policy_info's."}, []string{"target", "policy", "terms"}),
 		errorsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tuning_errors_total",
 			Help: "Failed tuning runs of a target with a tune: block (in process, or its tune.dir result refused), each time, though logged once; too little history (a new target) is not counted."}, []string{"target"}),
+		lastOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuning_last_run_successful",
+			Help: "0 while the last tuning run of a target with a tune: block failed (in process, or its tune.dir result refused; a failing in-process run is retried hours apart), 1 otherwise: from its start, after a run that succeeded or found too little history."}, []string{"target"}),
 	}
-	reg.MustRegister(t.candidate, t.info, t.revertedVec, t.errorsVec)
+	reg.MustRegister(t.candidate, t.info, t.revertedVec, t.errorsVec, t.lastOK)
 	return t
 }
 
@@ -315,6 +319,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		if !ok {
 			s = &tuned{}
 			tn.targets[t.cfg.Name] = s
+			tn.lastOK.WithLabelValues(t.cfg.Name).Set(1)
 		}
 		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
 		if ok && s.failures > 0 && !reflect.DeepEqual(s.cfg, t.cfg) {
@@ -363,6 +368,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
 			tn.errorsVec.DeleteLabelValues(name)
+			tn.lastOK.DeleteLabelValues(name)
 			if s.infoPolicy != "" {
 				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState, s.infoTerms)
 			}
@@ -816,6 +822,12 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			s.runFail.clear()
 		} else {
 			loud = s.runFail.loud(err, start)
+		}
+		switch {
+		case err == nil || errors.Is(err, tune.ErrShortHistory):
+			tn.lastOK.WithLabelValues(j.name).Set(1)
+		case ctx.Err() == nil: // not a run serve's stop cut short
+			tn.lastOK.WithLabelValues(j.name).Set(0)
 		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:

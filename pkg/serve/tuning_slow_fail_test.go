@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/buftest"
@@ -198,6 +199,12 @@ func TestTuningFailedRunsBackOff(t *testing.T) {
 		tn.Step(context.Background())
 		return !api.Now().Equal(at)
 	}
+	// infscale_tuning_last_run_successful is 1 before the first run and 0
+	// from the first failure on, between runs too (the alert's hold
+	// between failures hours apart).
+	if got := testutil.ToFloat64(tn.lastOK.WithLabelValues("chat")); got != 1 {
+		t.Errorf("before a run: infscale_tuning_last_run_successful %v, want 1", got)
+	}
 	for _, c := range []struct {
 		hh, mm int
 		run    bool
@@ -220,6 +227,9 @@ func TestTuningFailedRunsBackOff(t *testing.T) {
 		}
 		if said := log.String()[mark:]; c.run && !strings.Contains(said, c.said) {
 			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, said, c.said)
+		}
+		if got := testutil.ToFloat64(tn.lastOK.WithLabelValues("chat")); got != 0 {
+			t.Errorf("%02d:%02d: infscale_tuning_last_run_successful %v, want 0", c.hh, c.mm, got)
 		}
 	}
 	if strings.Contains(log.String(), slowRunWarning) {

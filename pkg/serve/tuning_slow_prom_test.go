@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/buftest"
@@ -208,6 +209,8 @@ func TestTuningBackOffEndsOnSuccess(t *testing.T) {
 		{45 * time.Minute, false, `msg="target tuned"`},
 		{105 * time.Minute, true, "failures=1 retry_in=15m0s"},
 	} {
+		// infscale_tuning_last_run_successful: 0 after each failed run, 1
+		// after the one that succeeded.
 		clock.mu.Lock()
 		clock.now = t0.Add(c.at)
 		clock.mu.Unlock()
@@ -216,6 +219,13 @@ func TestTuningBackOffEndsOnSuccess(t *testing.T) {
 		tn.Step(ctx)
 		if said := log.String()[mark:]; !strings.Contains(said, c.said) {
 			t.Errorf("t0+%v: log %q, want %s", c.at, said, c.said)
+		}
+		want := 1.0
+		if c.fail {
+			want = 0
+		}
+		if got := testutil.ToFloat64(tn.lastOK.WithLabelValues("chat")); got != want {
+			t.Errorf("t0+%v: infscale_tuning_last_run_successful %v, want %v", c.at, got, want)
 		}
 	}
 }
