@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -73,10 +74,10 @@ func (c *LoadCmd) Run(e *env) error {
 	if u, err := httpURL("URL", c.URL); err != nil {
 		return err
 	} else if u.RawQuery != "" || u.ForceQuery || strings.Contains(c.URL, "#") {
-		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", c.URL)
+		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", u.Redacted())
 	} else if p := strings.TrimSuffix(u.Path, "/"); path.Base(p) == "v1" || strings.Contains(p, "/v1/") {
 		// An endpoint's URL pasted whole: /v1/models would be appended to it.
-		return invalidf("URL %q: want the server's base URL, without the API path (e.g. http://127.0.0.1:8000 for http://127.0.0.1:8000/v1/completions): load appends /v1/models and /v1/completions (or --endpoint chat's /v1/chat/completions)", c.URL)
+		return invalidf("URL %q: want the server's base URL, without the API path (e.g. http://127.0.0.1:8000 for http://127.0.0.1:8000/v1/completions): load appends /v1/models and /v1/completions (or --endpoint chat's /v1/chat/completions)", u.Redacted())
 	}
 	modes := 0
 	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {
@@ -190,11 +191,17 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalid(err)
 		}
 	}
-	header, err := loadHeader(c.Header, os.Getenv("OPENAI_API_KEY"))
+	// The URL's user:password goes as the header's Authorization: Basic
+	// (as Go's client would send it), so that it is redacted as the other
+	// credentials are, and the URL load prints is without it.
+	target, _ := url.Parse(c.URL) // checked above
+	userinfo := target.User
+	target.User = nil
+	header, err := loadHeader(c.Header, os.Getenv("OPENAI_API_KEY"), userinfo)
 	if err != nil {
 		return err
 	}
-	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
+	cfg := load.Config{URL: target.String(), Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
 		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput, MaxConcurrency: c.MaxConc,
 		Header: header}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
@@ -357,13 +364,20 @@ func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
 	}
 }
 
-// loadHeader returns the header load sends with every request: apiKey
-// (OPENAI_API_KEY, as vllm bench serve reads it) as Authorization: Bearer
-// apiKey, then items (--header 'NAME: VALUE', as genai-perf's -H), an
-// Authorization among them replacing the key's. A bad item is exit 2
-// naming it by position and name, never by value (a key).
-func loadHeader(items []string, apiKey string) (http.Header, error) {
+// loadHeader returns the header load sends with every request: the URL's
+// user:password (userinfo, nil: none) as Authorization: Basic, replaced
+// by apiKey (OPENAI_API_KEY, as vllm bench serve reads it) as
+// Authorization: Bearer apiKey, then items (--header 'NAME: VALUE', as
+// genai-perf's -H), an Authorization among them replacing the others (Go's
+// client, too, sends a URL's user:password only without one). A bad item
+// is exit 2 naming it by position and name, never by value (a key).
+func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Header, error) {
 	h := http.Header{}
+	if userinfo != nil {
+		pass, _ := userinfo.Password()
+		r := http.Request{Header: h}
+		r.SetBasicAuth(userinfo.Username(), pass)
+	}
 	if key := strings.TrimSpace(apiKey); key != "" {
 		if !httpguts.ValidHeaderFieldValue(key) {
 			return nil, invalidf("OPENAI_API_KEY: not a valid header value (a line break or control character in it?)")

@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
@@ -151,9 +152,34 @@ func TestLoadHeaderKeyAndFlags(t *testing.T) {
 		{"", []string{"X-A: 1", "x-a:2"}, http.Header{"X-A": {"1", "2"}}},
 		{"", nil, http.Header{}},
 	} {
-		got, err := loadHeader(tc.items, tc.key)
+		got, err := loadHeader(tc.items, tc.key, nil)
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("key %q, items %q: %v, %v; want %v", tc.key, tc.items, got, err, tc.want)
 		}
+	}
+}
+
+// TestLoadURLPasswordNotPrinted: a URL's user:password (sent as
+// Authorization: Basic, as Go's client and curl do) is a credential as
+// OPENAI_API_KEY is: it is sent, and no output shows it. GET /v1/models'
+// 401 printed the URL whole ("load: GET http://user:sk-...@.../v1/models:
+// 401 Unauthorized").
+func TestLoadURLPasswordNotPrinted(t *testing.T) {
+	const pass = "sk-url-6c02f9"
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	u := strings.Replace(srv.URL, "http://", "http://user:"+pass+"@", 1)
+	t.Setenv("OPENAI_API_KEY", "")
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"load", u, "--concurrency", "1", "--requests", "1"}, strings.NewReader(""), &out, &errb)
+	if want := "401 Unauthorized"; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(out.String()+errb.String(), pass) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q and no password", code, out.String(), errb.String(), want)
+	}
+	if a, _ := got.Load().(string); a != "Basic dXNlcjpzay11cmwtNmMwMmY5" { // base64("user:sk-url-6c02f9")
+		t.Errorf("Authorization %q; want the URL's user and password as Basic", a)
 	}
 }
