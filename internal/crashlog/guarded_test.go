@@ -1,6 +1,7 @@
 package crashlog
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -27,11 +28,12 @@ var unguarded = map[string]string{
 	"cmd/recommender/internal/demo":           "serve --demo's loopback fleet, load and serve: Go's own trace",
 	"pkg/kube/kubefake":                       "a test server",
 	"internal/promtest":                       "a test helper",
+	"internal/status/progress.go NewProgress": "the heartbeat of a one-shot command's progress (simulate, backtest, tune): Go's own trace",
 }
 
 // TestEveryGoroutineGuarded: every goroutine the module's non-test code
-// starts (a go statement, or a Go method given a func literal: WaitGroup's,
-// errgroup's) defers a crashlog call at the top of its body, or is listed
+// starts (a go statement, a Go method given a function: WaitGroup's,
+// errgroup's, or time.AfterFunc's function) defers a crashlog call at the top of its body, or is listed
 // in unguarded with the reason. Recover re-panics when no logger is set,
 // so a guard changes nothing for a one-shot command; an unguarded
 // goroutine in serve or the activator writes Go's plain-text trace, which
@@ -87,16 +89,21 @@ func TestEveryGoroutineGuarded(t *testing.T) {
 }
 
 // goroutine returns the function a goroutine runs when n starts one: a go
-// statement's call, or the func literal given to a method named Go.
+// statement's call, the function given to a method named Go (a func
+// literal or a named one), or time.AfterFunc's (run in a goroutine of its
+// own when the timer fires).
 func goroutine(n ast.Node) (ast.Expr, string) {
 	switch n := n.(type) {
 	case *ast.GoStmt:
 		return n.Call.Fun, "go statement"
 	case *ast.CallExpr:
-		if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Go" && len(n.Args) == 1 {
-			if lit, ok := n.Args[0].(*ast.FuncLit); ok {
-				return lit, types.ExprString(sel.X) + ".Go"
-			}
+		sel, ok := n.Fun.(*ast.SelectorExpr)
+		switch {
+		case !ok:
+		case sel.Sel.Name == "Go" && len(n.Args) == 1:
+			return n.Args[0], types.ExprString(sel.X) + ".Go"
+		case sel.Sel.Name == "AfterFunc" && types.ExprString(sel.X) == "time" && len(n.Args) == 2:
+			return n.Args[1], "time.AfterFunc"
 		}
 	}
 	return nil, ""
@@ -121,4 +128,36 @@ func guarded(fun ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// TestGoroutineFound: the checker sees each way the module starts a
+// goroutine: a go statement, a Go method given a func literal or a named
+// function (errgroup's g.Go(run), whose body it cannot see: unguarded),
+// and time.AfterFunc's function, which runs in a goroutine of its own.
+// It missed the last two.
+func TestGoroutineFound(t *testing.T) {
+	src := `package p
+func f() {
+	go func() { defer crashlog.Recover() }()
+	g.Go(func() error { defer crashlog.Recover(); return nil })
+	g.Go(run)
+	time.AfterFunc(d, func() { defer crashlog.Recover() })
+	time.AfterFunc(d, p.heartbeat)
+	t.Reset(d)
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if call, what := goroutine(n); call != nil {
+			got = append(got, fmt.Sprintf("%s %v", what, guarded(call)))
+		}
+		return true
+	})
+	want := "go statement true|g.Go true|g.Go false|time.AfterFunc true|time.AfterFunc false"
+	if strings.Join(got, "|") != want {
+		t.Errorf("found %q, want %q", strings.Join(got, "|"), want)
+	}
 }

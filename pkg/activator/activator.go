@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/time/rate"
 
+	"github.com/infscale/infscale/internal/crashlog"
 	"github.com/infscale/infscale/internal/httpurl"
 )
 
@@ -985,6 +986,7 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		// deadline, a transport waiting on the client's body is the
 		// client's stall (408), not the upstream's (504).
 		timer := time.AfterFunc(a.cfg.BodyTimeout, func() {
+			defer crashlog.Handle(a.cfg.Log)
 			if streamed != nil && streamed.reading.Load() {
 				cancel(errClientBodyTimeout)
 				return
