@@ -161,9 +161,10 @@ func TestLoadHeaderKeyAndFlags(t *testing.T) {
 
 // TestLoadURLPasswordNotPrinted: a URL's user:password (sent as
 // Authorization: Basic, as Go's client and curl do) is a credential as
-// OPENAI_API_KEY is: it is sent, and no output shows it. GET /v1/models'
-// 401 printed the URL whole ("load: GET http://user:sk-...@.../v1/models:
-// 401 Unauthorized").
+// OPENAI_API_KEY is: it is sent, a 401 says a header was sent, and no
+// output shows it. GET /v1/models' 401 printed the URL whole ("load: GET
+// http://user:sk-...@.../v1/models: 401 Unauthorized (load sent no API
+// key ...)").
 func TestLoadURLPasswordNotPrinted(t *testing.T) {
 	const pass = "sk-url-6c02f9"
 	var got atomic.Value
@@ -176,7 +177,7 @@ func TestLoadURLPasswordNotPrinted(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"load", u, "--concurrency", "1", "--requests", "1"}, strings.NewReader(""), &out, &errb)
-	if want := "401 Unauthorized"; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(out.String()+errb.String(), pass) {
+	if want := "401 Unauthorized (the server refused the request with the header load sent (Authorization, from OPENAI_API_KEY, --header or the URL's user:password)"; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(out.String()+errb.String(), pass) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q and no password", code, out.String(), errb.String(), want)
 	}
 	if a, _ := got.Load().(string); a != "Basic dXNlcjpzay11cmwtNmMwMmY5" { // base64("user:sk-url-6c02f9")

@@ -122,7 +122,7 @@ func TestAPIKeyRefusedSaysHow(t *testing.T) {
 	}
 	wrong := http.Header{"Authorization": {"Bearer sk-wrong-0b77e1"}}
 	_, err = DiscoverModel(t.Context(), http.DefaultClient, base, wrong)
-	if want := "401 Unauthorized (the server refused the request with the header load sent (Authorization, from OPENAI_API_KEY or --header)"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "401 Unauthorized (the server refused the request with the header load sent (Authorization, from OPENAI_API_KEY, --header or the URL's user:password)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("discovery with a wrong key: %v; want %q", err, want)
 	}
 	recs, _, err = Run(t.Context(), Config{URL: base, Model: "m", Concurrency: 1, Requests: 1, Timeout: 10 * time.Second, Header: wrong})

@@ -792,7 +792,7 @@ const noKeyHint = "load sent no API key: give the server's key in the environmen
 func statusHint(code int, header http.Header) string {
 	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && len(header) > 0 {
 		names := slices.Sorted(maps.Keys(header))
-		return fmt.Sprintf("the server refused the request with the header load sent (%s, from OPENAI_API_KEY or --header): check that the key is the one the server (vLLM's --api-key) or its gateway takes", strings.Join(names, ", "))
+		return fmt.Sprintf("the server refused the request with the header load sent (%s, from OPENAI_API_KEY, --header or the URL's user:password): check that the key is the one the server (vLLM's --api-key) or its gateway takes", strings.Join(names, ", "))
 	}
 	return statusHints[code]
 }
