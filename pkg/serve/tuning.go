@@ -828,6 +828,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			tn.lastOK.WithLabelValues(j.name).Set(1)
 		case ctx.Err() == nil: // not a run serve's stop cut short
 			tn.lastOK.WithLabelValues(j.name).Set(0)
+			tn.errorsVec.WithLabelValues(j.name).Inc()
 		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
@@ -874,9 +875,6 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
 	}
 	if err != nil && ctx.Err() == nil {
-		if !errors.Is(err, tune.ErrShortHistory) {
-			tn.errorsVec.WithLabelValues(j.name).Inc()
-		}
 		if retry == 0 { // removed by a reload during the run: its first retry's, as before
 			retry = min(time.Duration(j.cfg.Tune.Every), tuneRetry)
 		}

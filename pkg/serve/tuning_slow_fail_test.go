@@ -336,3 +336,23 @@ func TestTuningFailedRunOfReloadedTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestTuningFailedRunOfRemovedTarget: a reload that takes a target's tune:
+// block away during a run that then fails deletes its tuning series, and
+// the failure does not bring infscale_tuning_errors_total back: it came
+// back at 1 and stayed, a series of a target no longer tuned.
+func TestTuningFailedRunOfRemovedTarget(t *testing.T) {
+	api := &failingSlowAPI{now: time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC), took: 10 * time.Minute}
+	l, tn, _, cfgAt := slowTuningAt(t, api, "24h")
+	api.during = func() {
+		f := cfgAt("24h")
+		f.Targets[0].Tune = nil
+		if err := l.SetConfig(context.Background(), f); err != nil {
+			t.Error(err)
+		}
+	}
+	tn.Step(context.Background())
+	if n := testutil.CollectAndCount(tn.errorsVec) + testutil.CollectAndCount(tn.lastOK); n != 0 {
+		t.Errorf("%d tuning series of the untuned target; want none", n)
+	}
+}
