@@ -224,7 +224,8 @@ type tuned struct {
 	lastRun, checked time.Time
 	running          bool
 	// failures counts the in-process runs failed in a row since the last
-	// that succeeded (retryDelay); not persisted: a restart tries at once.
+	// that succeeded (retryDelay); not persisted: after a restart the next
+	// failure waits tuneRetry again.
 	failures int
 	// runFail is the last run failure logged at its level (a tune.dir
 	// file refused, read every minute); checkFail the last live-miss read
