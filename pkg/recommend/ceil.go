@@ -1,6 +1,9 @@
 package recommend
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // ceilEpsilon is the relative slack ceilReplicas allows for floating point:
 // 2.1/0.7 computes to 3.0000000000000004, which must give 3 replicas, as the
@@ -38,9 +41,13 @@ func ceilReplicas(x float64) int {
 	return int(c)
 }
 
-// countText is ceilReplicas(x) for a step's text; above the cap it says so,
-// e.g. "2.5e+09, capped at 2147483647", and an overflow says it overflowed,
-// "+Inf (float64 overflow), capped at 2147483647", never a saturated count alone.
+// countText is ceilReplicas(x) for a step's text, with the rounding said
+// whenever it rounds: "ceil(2.125) = 3", so the printed quotient recomputes
+// by hand (8.5 / 4 = 2.125, not 3); a whole x (or one the float guard
+// forgives, 3.0000000000000004) is the count alone, "3". Above the cap it
+// says so, e.g. "2.5e+09, capped at 2147483647", and an overflow says it
+// overflowed, "+Inf (float64 overflow), capped at 2147483647", never a
+// saturated count alone.
 func countText(x float64) string {
 	n := ceilReplicas(x)
 	switch {
@@ -49,7 +56,34 @@ func countText(x float64) string {
 	case n == maxReplicas && x > maxReplicas:
 		return num(x) + ", capped at " + itoa(maxReplicas) + " (max int32)"
 	}
-	return itoa(n)
+	return ceilText(x, n)
+}
+
+// ceilText is "ceil(x) = n" when n = ceilReplicas(x) rounds x up, else "n".
+// x is printed as num prints it, with all its digits when that would read
+// as a whole number other than n (ceil(2.0000001) = 3, never ceil(2) = 3).
+func ceilText(x float64, n int) string {
+	s := itoa(n)
+	if x <= 0 {
+		return s
+	}
+	f := num(x)
+	if f == s {
+		return s
+	}
+	if _, err := strconv.Atoi(f); err == nil {
+		f = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "ceil(" + f + ") = " + s
+}
+
+// countOnly is countText without the rounding said, for a text that
+// already writes the ceil out ("max(1, ceil(5 / 4)) = 2").
+func countOnly(x float64) string {
+	if n := ceilReplicas(x); n < maxReplicas {
+		return itoa(n)
+	}
+	return countText(x)
 }
 
 // perReplica is v / (target × n), the HPA's usage ratio for a total v over

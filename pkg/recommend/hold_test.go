@@ -256,7 +256,7 @@ func TestLatencyCap(t *testing.T) {
 	q := demandObs(2, 4)
 	q.Running, q.Waiting, q.TTFT = 5, 8, 6
 	d = Decide(p, q, nil, at(0))
-	if want := "1 replica holding the queue: running 5 / batch 10, rounded down, at least 1)) / utilisation 0.5 = 3, the queue on 1 of the 2 ready replicas: at most 3"; d.Desired != 3 || !strings.Contains(stepsText(d), want) {
+	if want := "1 replica holding the queue: running 5 / batch 10, rounded down, at least 1)) / utilisation 0.5 = ceil(2.5) = 3, the queue on 1 of the 2 ready replicas: at most 3"; d.Desired != 3 || !strings.Contains(stepsText(d), want) {
 		t.Errorf("5 running, 8 waiting: desired %d, want 3 and a step saying %q\n%s", d.Desired, want, stepsText(d))
 	}
 	// And a queue on every replica with batches far from full (12 running:
@@ -294,7 +294,7 @@ func TestLatencyCapStarting(t *testing.T) {
 	}
 	d := Decide(p, o, st(), at(0))
 	want := "(0.9375 busy at the lookahead's highest rate 6 req/s + min(800 waiting"
-	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "= 4, at least the 1 ready (7 starting take arrivals only): at most 4") {
+	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "= ceil(3.875) = 4, at least the 1 ready (7 starting take arrivals only): at most 4") {
 		t.Errorf("ttft %d (demand %d), want 4 (demand 2) and steps with %q\n%s", d.Raw[1].Desired, d.Raw[0].Desired, want, stepsText(d))
 	}
 	rising := &State{Arrivals: []DemandSample{{At: at(-30), Demand: 2}, {At: at(-15), Demand: 3}}}

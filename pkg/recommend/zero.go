@@ -55,5 +55,5 @@ func (p *Policy) activation(obs Observation) (int, string) {
 	}
 	t := p.Metrics[p.demandMetric].Target
 	n := max(1, ceilReplicas(held/t))
-	return n, "activate: held " + num(held) + " at zero replicas: max(1, ceil(" + num(held) + " / " + num(t) + ")) = " + countText(max(1, held/t))
+	return n, "activate: held " + num(held) + " at zero replicas: max(1, ceil(" + num(held) + " / " + num(t) + ")) = " + countOnly(max(1, held/t))
 }
