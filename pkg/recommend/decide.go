@@ -105,7 +105,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		valid++
 	}
 	if valid == 0 && cur > 0 {
-		p.hold(d, st, base, floor, byWindow, ReasonNoData, "no metric is known: keep "+itoa(base), now)
+		p.hold(d, st, base, cur, floor, byWindow, ReasonNoData, "no metric is known: keep "+itoa(base), now)
 		return
 	}
 	// At zero replicas a metric that needs a pod (ttft) is unknown by
@@ -135,7 +135,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
 	// scale down": no change).
 	if invalid > 0 && rec < base {
-		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+strings.Join(unknown, ", ")+" unknown ("+itoa(invalid)+" of "+itoa(valid+invalid)+" metrics), no scale-down from "+itoa(base)+" to "+itoa(rec)+" on the others", now)
+		p.hold(d, st, base, cur, floor, byWindow, ReasonPartialData, "partial data: "+strings.Join(unknown, ", ")+" unknown ("+itoa(invalid)+" of "+itoa(valid+invalid)+" metrics), no scale-down from "+itoa(base)+" to "+itoa(rec)+" on the others", now)
 		return
 	}
 
@@ -164,7 +164,11 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	d.stage = StageStabilization
+	baseAt := st.LastAt // before stabilize and finish record this decision
 	out, text := p.stabilize(st, rec, base, now, !d.quiet)
+	if base != cur && !d.quiet {
+		text += p.baseText(base, cur, baseAt, now)
+	}
 	if initial && !d.quiet {
 		if p.NoBehavior || p.upWindow > 0 || p.downWindow > 0 {
 			text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
@@ -193,7 +197,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 
 	// 7. rate limits, min/max, floors.
-	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax}
+	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax, observed: cur}
 	if !d.quiet {
 		b.loText = "min " + itoa(floor)
 	}
@@ -255,6 +259,16 @@ func (p *Policy) base(st *State, cur int, now time.Time) int {
 	return cur
 }
 
+// baseText says where a base that is not the observed current comes from,
+// for the stabilisation step whose min(max(base, ...)) starts from it and
+// the rate limits after it: infscale's previous output base, decided at
+// baseAt, recent enough to stand for the HPA's spec.replicas (see base).
+func (p *Policy) baseText(base, cur int, baseAt, now time.Time) string {
+	horizon := max(p.upWindow, p.downWindow, p.upPeriod, p.downPeriod)
+	return "; " + itoa(base) + " is the base: the previous output, " + age(now.Sub(baseAt)) + " ago (within " + secs(horizon) +
+		", the longest window or policy period), where the HPA's bookkeeping starts (spec.replicas), not the current " + itoa(cur)
+}
+
 // step appends a pipeline stage.
 func (d *Decision) step(r Reason, v int, text string) {
 	if d.quiet {
@@ -268,8 +282,11 @@ func (d *Decision) step(r Reason, v int, text string) {
 // base was decided (a reload, a restored state, a schedule window) still
 // applies, as at the end of the pipeline. The decision's reason stays the
 // hold's; the bound is a step of its own.
-func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compiledWindow, reason Reason, text string, now time.Time) {
+func (p *Policy) hold(d *Decision, st *State, base, cur, floor int, byWindow *compiledWindow, reason Reason, text string, now time.Time) {
 	d.stage = StageMissingData
+	if base != cur && !d.quiet {
+		text += p.baseText(base, cur, st.LastAt, now)
+	}
 	d.step(reason, base, text)
 	d.stage = StageLimits
 	out := base

@@ -30,7 +30,10 @@ func changeInPeriod(periodSeconds int32, events []ScaleEvent, now time.Time) int
 // than the percentage); selectPolicy Max takes the largest change (the
 // largest proposal up, the smallest down), Min the smallest change,
 // Disabled keeps current.
-func scaleLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time, up bool) (int, string) {
+//
+// curName names cur in the text: "current", or "base" when cur is
+// infscale's previous output rather than the observed count (Decide's base).
+func scaleLimit(cur int, curName string, st *State, r *autoscalingv2.HPAScalingRules, now time.Time, up bool) (int, string) {
 	dir, sign := "scaleDown", " − "
 	if up {
 		dir, sign = "scaleUp", " + "
@@ -56,7 +59,7 @@ func scaleLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.T
 			if up {
 				proposed = start + v
 			}
-			text = joinPolicy(text, "Pods "+head+itoa(start)+sign+itoa(v)+" = "+itoa(proposed), start, cur, added, removed)
+			text = joinPolicy(text, "Pods "+head+itoa(start)+sign+itoa(v)+" = "+itoa(proposed), start, cur, curName, added, removed)
 		case autoscalingv2.PercentScalingPolicy:
 			f, round := 1-float64(pol.Value)/100, "trunc"
 			proposed = int(float64(start) * f)
@@ -64,7 +67,7 @@ func scaleLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.T
 				f, round = 1+float64(pol.Value)/100, "ceil"
 				proposed = int(math.Ceil(float64(start) * f))
 			}
-			text = joinPolicy(text, "Percent "+head+round+"("+itoa(start)+" × "+num(f)+") = "+itoa(proposed), start, cur, added, removed)
+			text = joinPolicy(text, "Percent "+head+round+"("+itoa(start)+" × "+num(f)+") = "+itoa(proposed), start, cur, curName, added, removed)
 		}
 		if larger {
 			result = max(result, proposed)
@@ -101,9 +104,9 @@ func selectText(minPolicy bool) string {
 	return "selectPolicy Max (the largest change)"
 }
 
-func joinPolicy(text, part string, start, cur, added, removed int) string {
+func joinPolicy(text, part string, start, cur int, curName string, added, removed int) string {
 	if start != cur {
-		part += " [period start " + itoa(start) + " = current " + itoa(cur) + " − added " + itoa(added) + " + removed " + itoa(removed) + "]"
+		part += " [period start " + itoa(start) + " = " + curName + " " + itoa(cur) + " − added " + itoa(added) + " + removed " + itoa(removed) + "]"
 	}
 	if text == "" {
 		return part
@@ -124,6 +127,20 @@ type bounds struct {
 	loWindow *compiledWindow
 	loFloor  int
 	at       time.Time
+	// observed is the replicas observed (Observation.Current): where the
+	// rate limits' start (Decide's base) differs from it, the text calls
+	// that start "base", not "current".
+	observed int
+}
+
+// baseName names the count the rate limits start from: "current" when it
+// is the observed count, else "base" (infscale's previous output, the
+// HPA's spec.replicas; the stabilisation step says which).
+func (b *bounds) baseName(cur int) string {
+	if cur != b.observed {
+		return "base"
+	}
+	return "current"
 }
 
 // lowText says what lo stands for.
@@ -145,10 +162,10 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 	}
 	switch {
 	case desired > cur:
-		limit, text := scaleLimit(cur, st, p.Behavior.ScaleUp, now, true)
+		limit, text := scaleLimit(cur, b.baseName(cur), st, p.Behavior.ScaleUp, now, true)
 		if limit < cur {
 			limit = cur // no further scale-up until the period's events age out
-			text += ", below the current " + itoa(cur) + ", so " + itoa(cur) + " (no scale-up until the period's scale-ups age out)"
+			text += ", below the " + b.baseName(cur) + " " + itoa(cur) + ", so " + itoa(cur) + " (no scale-up until the period's scale-ups age out)"
 		}
 		allowed, reason := b.hi, b.hiReason
 		if allowed > limit {
@@ -162,10 +179,10 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		}
 		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
 	case desired < cur:
-		limit, text := scaleLimit(cur, st, p.Behavior.ScaleDown, now, false)
+		limit, text := scaleLimit(cur, b.baseName(cur), st, p.Behavior.ScaleDown, now, false)
 		if limit > cur {
 			limit = cur // no further scale-down until the period's events age out
-			text += ", above the current " + itoa(cur) + ", so " + itoa(cur) + " (no scale-down until the period's scale-downs age out)"
+			text += ", above the " + b.baseName(cur) + " " + itoa(cur) + ", so " + itoa(cur) + " (no scale-down until the period's scale-downs age out)"
 		}
 		allowed, reason := b.lo, b.loReason
 		if allowed < limit {
@@ -188,7 +205,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 // scaling down.
 func noBehaviorLimit(desired, cur int, b bounds) (int, Reason, string) {
 	limit := max(2*cur, 4)
-	text := "scale-up limit (an HPA without behavior) max(2 × " + itoa(cur) + ", 4) = " + itoa(limit)
+	text := "scale-up limit (an HPA without behavior) max(2 × " + b.baseName(cur) + " " + itoa(cur) + ", 4) = " + itoa(limit)
 	allowed, reason := b.hi, b.hiReason
 	if allowed > limit {
 		allowed, reason = limit, ReasonScaleUpLimit
