@@ -102,6 +102,39 @@ func (c *Capacity) RequestSecondsCached(prompt, output, hit float64) float64 {
 	return prompt*(1-hitOrZero(hit))/c.PrefillTokensPerSecond + output*step/batch
 }
 
+// requestText is RequestSecondsCached's arithmetic in words, for the Steps,
+// so the cost per request recomputes by hand from the capacity's figures:
+// "1000 / 24750 prefill tokens/s + 200 × step 0.00843 s / batch 64; step
+// 0.00682 + 5.59e-08 s × 64 × 1100 context tokens" (the step: the line at
+// the batch's context, or the compute floor when above it; the batch: the
+// KV cache's when it holds fewer than MaxBatch requests).
+func (c *Capacity) requestText(prompt, output, hit float64) string {
+	batch := float64(c.MaxBatch)
+	batchText := "batch " + itoa(c.MaxBatch)
+	if n := prompt + output; n > 0 {
+		batch = max(1, min(batch, math.Floor(c.KVTokens/n)))
+		if batch < float64(c.MaxBatch) {
+			batchText = "batch " + num(batch) + " (KV " + num(c.KVTokens) + " tokens / " + num(n) + ", rounded down, at least 1; max " + itoa(c.MaxBatch) + ")"
+		}
+	}
+	context := batch * (prompt + output/2)
+	line := c.StepSeconds + c.StepSecondsPerToken*context
+	stepText := num(c.StepSeconds) + " + " + num(c.StepSecondsPerToken) + " s × " + num(batch) + " × " + num(prompt+output/2) + " context tokens"
+	if c.StepComputeSeconds > line {
+		stepText = "the compute floor " + num(c.StepComputeSeconds) + " s (above " + stepText + " = " + num(line) + ")"
+	}
+	step := max(line, c.StepComputeSeconds)
+	text := num(output) + " × step " + num(step) + " s / " + batchText + "; step " + stepText
+	if c.PrefillTokensPerSecond == math.MaxFloat64 { // a P/D decode pool prefills nothing
+		return text
+	}
+	prefill := num(prompt)
+	if h := hitOrZero(hit); h > 0 {
+		prefill += " × (1 − " + num(h) + ")"
+	}
+	return prefill + " / " + num(c.PrefillTokensPerSecond) + " prefill tokens/s + " + text
+}
+
 // hitOrZero is a prefix-cache hit fraction as the demand arithmetic uses
 // it: h within [0, 1], else 0 (unknown: every prompt token prefilled).
 func hitOrZero(h float64) float64 {
@@ -226,7 +259,11 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	}
 	work := rate * per
 	r.Value, r.Valid = work, true
-	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens" + p.Capacity.hitText(pr, obs.PrefixHit) + ") = " + num(work) + " replicas busy"
+	perText := ""
+	if rate > 0 {
+		perText = ": " + p.Capacity.requestText(pr, out, obs.PrefixHit)
+	}
+	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens" + p.Capacity.hitText(pr, obs.PrefixHit) + perText + ") = " + num(work) + " replicas busy"
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
