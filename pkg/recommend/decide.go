@@ -64,7 +64,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		var why Reason
 		var text string
 		if m.Signal == SignalDemand {
-			r, why, text = p.demandRaw(m, obs, cur, st, now)
+			r, why, text = p.demandRaw(m, obs, cur, st, now, !d.quiet)
 		} else {
 			r, why, text = rawFor(m, obs, cur, p.tol, !d.quiet)
 			if n, capText, ok := p.latencyCap(m, r, obs, cur, st, now); ok {
@@ -121,7 +121,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 3. lookahead on the first additive metric's demand.
 	d.stage = StageLookahead
 	if p.Lookahead > 0 && p.demandMetric >= 0 && d.Raw[p.demandMetric].Valid {
-		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now)
+		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now, !d.quiet)
 		why := Reason(0) // a step is labelled only when it changed the count
 		if la > rec {
 			rec, reason, why = la, ReasonLookahead, ReasonLookahead

@@ -3,6 +3,7 @@ package recommend
 import (
 	"errors"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -185,30 +186,46 @@ const DefaultArrivalWindow = 30 * time.Second
 // Poisson standard error, the samples fitted, and whether it counts (a
 // baseline of demandBaseline and a slope above trendSignificance standard
 // errors).
-func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, keep time.Duration) (slope, se float64, n int, counts bool, why string) {
+func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, keep time.Duration, ex bool) (slope, se float64, n int, counts bool, why string) {
 	if window <= 0 {
 		window = DefaultArrivalWindow
 	}
 	s := recordSample(&st.Arrivals, rate, now, max(demandHistory, keep))
-	slope, se, n, ok := arrivalFit(s, window, now)
-	if !ok {
+	f := arrivalFit(s, window, now)
+	slope, se, n = f.slope, f.se, f.n
+	if !f.ok {
 		return 0, math.NaN(), n, false, "fewer than 2 samples"
+	}
+	fit, seText := "", "the Poisson standard error "+num(se)
+	if ex {
+		fit = fitText(f.fitted, now, true)[2:] + "; "
+		seText = "the Poisson standard error sqrt(mean " + num(f.mean) + " req/s / rate window " + secs(window) + ") / sqrt(Σ(t − mean t)² " + num(f.sxx) + " s²) = " + num(se)
 	}
 	switch {
 	case now.Sub(s[0].At) < demandBaseline:
-		return slope, se, n, false, "samples reach back " + age(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
+		return slope, se, n, false, fit + "samples reach back " + age(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
 	case !(slope > trendSignificance*se):
-		return slope, se, n, false, "within " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": noise, not counted"
+		return slope, se, n, false, fit + "within " + itoa(trendSignificance) + " × " + seText + ": noise, not counted"
 	}
-	return slope, se, n, true, "above " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": counted"
+	return slope, se, n, true, fit + "above " + itoa(trendSignificance) + " × " + seText + ": counted"
+}
+
+// trendFit is arrivalFit's result: the least-squares slope in requests/s
+// per s, its Poisson standard error, the samples fitted (n of them), their
+// mean rate in requests/s and Σ (t − mean t)² in s² (the standard error's
+// inputs, for the text); ok is false with fewer than 2.
+type trendFit struct {
+	slope, se, mean, sxx float64
+	n                    int
+	fitted               []DemandSample
+	ok                   bool
 }
 
 // arrivalFit is the arrival trend over the samples s of the last
-// demandTrendSpan: the least-squares slope in requests/s per s, its Poisson
-// standard error (a rate read over window at λ req/s has a standard
-// deviation of sqrt(λ / window)) and the samples fitted; ok is false with
-// fewer than 2.
-func arrivalFit(s []DemandSample, window time.Duration, now time.Time) (slope, se float64, n int, ok bool) {
+// demandTrendSpan: the least-squares slope in requests/s per s and its
+// Poisson standard error (a rate read over window at λ req/s has a standard
+// deviation of sqrt(λ / window)).
+func arrivalFit(s []DemandSample, window time.Duration, now time.Time) trendFit {
 	if window <= 0 {
 		window = DefaultArrivalWindow
 	}
@@ -217,9 +234,43 @@ func arrivalFit(s []DemandSample, window time.Duration, now time.Time) (slope, s
 	}
 	slope, mean, sxx, ok := leastSquares(s, now)
 	if !ok {
-		return 0, math.NaN(), len(s), false
+		return trendFit{se: math.NaN(), n: len(s), fitted: s}
 	}
-	return slope, math.Sqrt(math.Max(0, mean)/window.Seconds()) / math.Sqrt(sxx), len(s), true
+	se := math.Sqrt(math.Max(0, mean)/window.Seconds()) / math.Sqrt(sxx)
+	return trendFit{slope: slope, se: se, mean: mean, sxx: sxx, n: len(s), fitted: s, ok: true}
+}
+
+// maxListed is how many samples a step's text lists: the newest ones (a
+// lookahead of 136 s fits 18 samples at 15 s).
+const maxListed = 24
+
+// fitText lists the samples a least-squares fit read after ": ", each as
+// its value at its time in seconds relative to now, the t the fit uses
+// (": 4 at -30s, 4 at -15s, 8 at 0s"), so the slope recomputes by hand;
+// beyond maxListed the oldest are counted, not listed. "" unless ex
+// (explain) is set. One buffer: a lookahead of 136 s lists 18 samples at
+// every explained decision.
+func fitText(s []DemandSample, now time.Time, ex bool) string {
+	if !ex || len(s) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 2+16*min(len(s), maxListed)+24)
+	b = append(b, ": "...)
+	if extra := len(s) - maxListed; extra > 0 {
+		b = strconv.AppendInt(b, int64(extra), 10)
+		b = append(b, " older not listed, "...)
+		s = s[extra:]
+	}
+	for i, x := range s {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendNum(b, x.Demand)
+		b = append(b, " at "...)
+		b = appendNum(b, x.At.Sub(now).Seconds())
+		b = append(b, 's')
+	}
+	return string(b)
 }
 
 // RampBoundFor is Policy.RampBound for a replica whose cold start is
@@ -247,7 +298,7 @@ func RampBoundFor(coldStart, downWindow time.Duration) float64 {
 // Capacity, an arrival rate, or the mean lengths while requests arrive.
 // Tolerance as an AverageValue metric. docs/recommend.md ("Demand") works
 // it.
-func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now time.Time) (Raw, Reason, string) {
+func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now time.Time, ex bool) (Raw, Reason, string) {
 	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
 	rate, pr, out := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput
 	if !known(rate) || (rate > 0 && (!known(pr) || !known(out))) || p.Capacity == nil {
@@ -267,7 +318,7 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
-		slope, se, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now, p.Lookahead)
+		slope, se, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now, p.Lookahead, ex)
 		trend := 0.0
 		if counts {
 			trend = slope

@@ -28,6 +28,15 @@ func num(x float64) string {
 	return s
 }
 
+// appendNum appends x to b as num formats it, without a string per number
+// (a list of samples in one buffer).
+func appendNum(b []byte, x float64) []byte {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, num(x)...)
+}
+
 // ratio formats a usage ratio with 4 significant digits.
 func ratio(x float64) string {
 	if math.IsNaN(x) {

@@ -250,6 +250,6 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 // reads as noise for a decision (the 4-standard-error gate) is still
 // rising at that quantile, and the replicas asked for it stay.
 func (p *Policy) rising(st *State, obs Observation, now time.Time) bool {
-	slope, se, _, ok := arrivalFit(st.Arrivals, obs.ArrivalWindow, now)
-	return ok && slope > p.RampBound*se
+	f := arrivalFit(st.Arrivals, obs.ArrivalWindow, now)
+	return f.ok && f.slope > p.RampBound*f.se
 }

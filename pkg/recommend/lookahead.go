@@ -91,13 +91,18 @@ func leastSquares(s []DemandSample, now time.Time) (slope, mean, sxx float64, ok
 }
 
 // lookahead turns the projection into a recommendation for metric m with
-// the same arithmetic and tolerance as the present demand (rawFor).
-func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now time.Time) (int, string) {
+// the same arithmetic and tolerance as the present demand (rawFor). The
+// samples are listed only when ex (explain) is set.
+func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now time.Time, ex bool) (int, string) {
 	projected, slope, n := p.project(st, demand, now)
 	replicas := ceilReplicas(projected / m.Target)
+	rise := num(slope)
+	if !(slope >= 0) { // only a rising trend counts
+		rise = "max(0, " + rise + ")"
+	}
 	text := "lookahead " + secs(p.Lookahead) + ": " + m.Signal.String() + " trend " + num(slope) + "/s (least squares over " +
-		itoa(n) + " samples in " + secs(lookaheadSpan*p.Lookahead) + "), projected " + num(demand) + " + " +
-		num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected) +
+		itoa(n) + " samples in " + secs(lookaheadSpan*p.Lookahead) + fitText(st.Demand, now, ex) + "), projected " + num(demand) + " + " +
+		rise + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected) +
 		" / target " + num(m.Target) + " = " + countText(projected/m.Target)
 	if cur > 0 {
 		r := perReplica(projected, m.Target, cur)
