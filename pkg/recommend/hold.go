@@ -242,6 +242,58 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 	return best, bestCost, zeroCost, released, back
 }
 
+// dipsText lists, for the hold step, what each recorded dip that released
+// replica k contributes to cost_k(T), so T* recomputes by hand
+// (docs/recommend.md, "The cost-aware hold"): "back after g s" (g if g <=
+// T, else T + B; ", missed" when its return missed the target: T* is at
+// least its g), "never back in g s" (min(T, g)) or "back below k" (T). The
+// newest maxListed; older ones counted.
+func dipsText(dips []Dip, k int) string {
+	b := make([]byte, 0, 64)
+	listed, skip := 0, 0
+	for _, d := range dips {
+		if rel, _ := d.releases(k); rel {
+			listed++
+		}
+	}
+	skip, listed = max(0, listed-maxListed), 0
+	if skip > 0 {
+		b = strconv.AppendInt(b, int64(skip), 10)
+		b = append(b, " older not listed, "...)
+	}
+	for _, d := range dips {
+		rel, ret := d.releases(k)
+		if !rel {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if listed > 0 {
+			b = append(b, ", "...)
+		}
+		listed++
+		switch {
+		case ret:
+			b = append(b, "back after "...)
+			b = appendNum(b, d.Seconds)
+			b = append(b, " s"...)
+			if d.Missed {
+				b = append(b, ", missed"...)
+			}
+		case !d.Returned:
+			b = append(b, "never back in "...)
+			b = appendNum(b, d.Seconds)
+			b = append(b, " s"...)
+		default:
+			b = append(b, "back below "...)
+			b = strconv.AppendInt(b, int64(k), 10)
+		}
+	}
+	return string(b)
+}
+
 // apply tracks the dip and, while it is open, holds each replica k of
 // the dip's out+1..From whose threshold T*(k) the age of its release
 // (from the dip's first low below k) has not reached: the output is out
@@ -306,7 +358,11 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 		text += "none released replica " + itoa(top) + ", one of the " + itoa(st.Inherited) +
 			" the first decision found (no history prices it); break-even " + secs(h.BreakEven) + ", its threshold T* = the break-even " + num(T) + " s"
 	} else {
-		text += strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
+		text += strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again"
+		if n > 0 {
+			text += ": " + dipsText(st.Dips, top)
+		}
+		text += "), break-even " + secs(h.BreakEven) +
 			"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)"
 	}
 	// The dip's age; the top's release's when it came at a later low.
