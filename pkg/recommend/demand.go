@@ -330,9 +330,13 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		capText := ""
 		if p.Hold != nil {
 			// Past ramps' rises bound this one's (rampCap).
-			if limit, nr, q := p.rampCap(st, rate, now, counts && trend > 0); counts && trend*p.Lookahead.Seconds() > limit {
+			if limit, rises, q := p.rampCap(st, rate, now, counts && trend > 0); counts && trend*p.Lookahead.Seconds() > limit {
 				trend = limit / p.Lookahead.Seconds()
-				why += ", capped at a rise of " + num(limit) + " req/s (the " + num(q) + " quantile of the last " + itoa(nr) + " ramps' rises)"
+				if ex {
+					why += p.rampCapText(limit, rises, q) + ": trend " + num(limit) + " / " + num(p.Lookahead.Seconds()) + " = " + num(trend)
+				} else {
+					why += ", capped"
+				}
 			}
 		}
 		if p.Hold != nil {

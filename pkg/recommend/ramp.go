@@ -3,6 +3,7 @@ package recommend
 import (
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -36,12 +37,12 @@ const minRamps = 3
 // fewer than minRamps of them. A replica bought for a rise that does not
 // come idles for the window; one not bought for a rise that comes costs a
 // release wanted back, the break-even: the newsvendor's critical ratio of
-// the two (docs/recommend.md, "The ramp cap").
-func (p *Policy) rampCap(st *State, rate float64, now time.Time, counted bool) (limit float64, n int, q float64) {
+// the two (docs/recommend.md, "The ramp cap"). rises are the finished
+// ramps' rises, sorted (for the text).
+func (p *Policy) rampCap(st *State, rate float64, now time.Time, counted bool) (limit float64, rises []float64, q float64) {
 	h := p.Hold
 	st.Ramps = pruneOld(st.Ramps, now.Add(-time.Duration(DipHorizon)*h.BreakEven), func(r Ramp) time.Time { return r.At }, false)
 	open := false
-	var rises []float64
 	for i := range st.Ramps {
 		r := &st.Ramps[i]
 		if !r.Done && now.Sub(r.At) > p.Lookahead {
@@ -69,5 +70,61 @@ func (p *Policy) rampCap(st *State, rate float64, now time.Time, counted bool) (
 		}
 		st.Ramps = append(st.Ramps, Ramp{At: now, Rate: rate, Seen: rate})
 	}
-	return limit, len(rises), q
+	return limit, rises, q
+}
+
+// rampCapText says how rampCap's limit came from the rises (sorted): the
+// q-quantile is the ceil(q × n)-th smallest, q = B / (B + W).
+func (p *Policy) rampCapText(limit float64, rises []float64, q float64) string {
+	n := len(rises)
+	i := min(max(int(math.Ceil(q*float64(n))), 1), n)
+	b := make([]byte, 0, 160+8*min(n, maxListed))
+	b = append(b, ", capped at a rise of "...)
+	b = appendNum(b, limit)
+	b = append(b, " req/s (the "...)
+	b = appendNum(b, q)
+	b = append(b, " quantile of the last "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, " ramps' rises: the ceil("...)
+	b = appendNum(b, q)
+	b = append(b, " × "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, ") = "...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, ordinal(i)...)
+	b = append(b, " smallest of "...)
+	if n > maxListed { // the list is sorted: elide the middle around the quantile
+		b = append(b, "(sorted, "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " in all) "...)
+		lo := min(max(i-1-maxListed/2, 0), n-maxListed)
+		rises = rises[lo : lo+maxListed]
+	}
+	for j, r := range rises {
+		if j > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendNum(b, r)
+	}
+	b = append(b, " req/s; q = B "...)
+	b = appendNum(b, p.Hold.BreakEven.Seconds())
+	b = append(b, " s / (B + the scale-down window "...)
+	b = appendNum(b, p.downWindow.Seconds())
+	b = append(b, " s))"...)
+	return string(b)
+}
+
+// ordinal is the English suffix of the ordinal i: "st", "nd", "rd", "th".
+func ordinal(i int) string {
+	switch {
+	case i%100 >= 11 && i%100 <= 13:
+		return "th"
+	case i%10 == 1:
+		return "st"
+	case i%10 == 2:
+		return "nd"
+	case i%10 == 3:
+		return "rd"
+	}
+	return "th"
 }

@@ -51,7 +51,7 @@ func TestRampCap(t *testing.T) {
 		t.Errorf("two past ramps: %d replicas, want 4 (no cap)\n%s", d.Raw[0].Replicas, stepsText(d))
 	}
 	d, st := run(past)
-	if d.Raw[0].Replicas != 2 || !strings.Contains(stepsText(d), "capped at a rise of 0.3 req/s (the 0.5 quantile of the last 3 ramps' rises)") {
+	if d.Raw[0].Replicas != 2 || !strings.Contains(stepsText(d), "capped at a rise of 0.3 req/s (the 0.5 quantile of the last 3 ramps' rises: the ceil(0.5 × 3) = 2nd smallest of 0.2, 0.3, 5 req/s; q = B 60 s / (B + the scale-down window 60 s)): trend 0.3 / 30 = 0.01), projected (6 + 0.01 × 30)") {
 		t.Errorf("three past ramps: %d replicas, want 2 capped at a rise of 0.3\n%s", d.Raw[0].Replicas, stepsText(d))
 	}
 	if n := len(st.Ramps); n != 4 || st.Ramps[3] != (Ramp{At: at(225), Rate: 4, Seen: 6}) {

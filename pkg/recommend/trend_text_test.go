@@ -60,3 +60,26 @@ func TestFitTextListsAtMost(t *testing.T) {
 		t.Errorf("fitText = %q", got)
 	}
 }
+
+// TestRampCapTextOrdinalAndLong: the quantile's rank reads as an English
+// ordinal, and more rises than maxListed list maxListed around the
+// quantile. 30 rises 1..30 req/s, q = 0.75: ceil(0.75 × 30) = 23rd
+// smallest, 23; 24 listed around it: from index min(23 − 1 − 12, 30 −
+// 24) = 6, the rises 7..30.
+func TestRampCapTextOrdinalAndLong(t *testing.T) {
+	for i, want := range map[int]string{1: "st", 2: "nd", 3: "rd", 4: "th", 11: "th", 12: "th", 13: "th", 21: "st", 22: "nd", 111: "th"} {
+		if got := ordinal(i); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", i, got, want)
+		}
+	}
+	p := &Policy{Hold: &Hold{BreakEven: 180 * time.Second}, downWindow: 60 * time.Second}
+	var rises []float64
+	for i := 1; i <= 30; i++ {
+		rises = append(rises, float64(i))
+	}
+	got := p.rampCapText(23, rises, 0.75)
+	want := ", capped at a rise of 23 req/s (the 0.75 quantile of the last 30 ramps' rises: the ceil(0.75 × 30) = 23rd smallest of (sorted, 30 in all) 7, 8, "
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, ", 30 req/s; q = B 180 s / (B + the scale-down window 60 s))") {
+		t.Errorf("rampCapText = %q", got)
+	}
+}
