@@ -53,3 +53,34 @@ func TestStepSaysItsRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestRatioReadsOnItsSideOfTheBand: a ratio printed beside the tolerance
+// band reads on the side of each edge (and of 1) that it is on. Worked by
+// hand, target 4 on 10 replicas, band [0.9, 1.1]: 35.999 / 40 = 0.899975,
+// outside, 4 digits would print 0.9 (an edge, inside): every digit;
+// 44.0001 / 40 = 1.1000025, outside: every digit; 44 / 40 = 1.1 and
+// 36 / 40 = 0.9, on the edges and inside: 4 digits; 42.5 / 40 = 1.0625,
+// 4 digits 1.062, inside as it is. ttft 2.1999 / 2 = 1.09995 reads
+// 1.1 in 4 digits, the edge it is below: every digit.
+func TestRatioReadsOnItsSideOfTheBand(t *testing.T) {
+	for _, tc := range []struct {
+		total float64
+		want  string
+	}{
+		{35.999, "ratio 35.999 / (4 × 10) = 0.8999750000000001 outside tolerance [0.9, 1.1]: 9"},
+		{44.0001, "ratio 44.0001 / (4 × 10) = 1.1000025 outside tolerance [0.9, 1.1]: 12"},
+		{44, "ratio 44 / (4 × 10) = 1.1 within tolerance [0.9, 1.1]: keep 10"},
+		{36, "ratio 36 / (4 × 10) = 0.9 within tolerance [0.9, 1.1]: keep 10"},
+		{42.5, "ratio 42.5 / (4 × 10) = 1.062 within tolerance [0.9, 1.1]: keep 10"},
+	} {
+		d := Decide(mustValidate(t, queuePolicy(4)), queueObs(10, tc.total), nil, at(1000))
+		if !strings.Contains(stepsText(d), tc.want) {
+			t.Errorf("queue %g: want %q\n%s", tc.total, tc.want, stepsText(d))
+		}
+	}
+	o := Observation{Current: 10, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: 2.1999}
+	d := Decide(mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 20}), o, nil, at(1000))
+	if want := "ttft 2.1999s / target 2s = ratio 1.09995 × 10 current = ceil(10.9995) = 11 within tolerance [0.9, 1.1]: keep 10"; !strings.Contains(stepsText(d), want) {
+		t.Errorf("ttft: want %q\n%s", want, stepsText(d))
+	}
+}

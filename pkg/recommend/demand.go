@@ -367,5 +367,5 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
 	}
 	r.Ratio = exact / float64(cur)
-	return applyTolerance(r, cur, p.tol, text+"; ratio "+num(exact)+" / "+itoa(cur)+" = "+ratio(r.Ratio), true)
+	return applyTolerance(r, cur, p.tol, text+"; ratio "+num(exact)+" / "+itoa(cur)+" = "+p.tol.ratioText(r.Ratio), true)
 }

@@ -107,7 +107,7 @@ func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now tim
 	if cur > 0 {
 		r := perReplica(projected, m.Target, cur)
 		if p.tol.within(r) {
-			return cur, text + "; ratio " + ratio(r) + " within tolerance: " + itoa(cur)
+			return cur, text + "; ratio " + p.tol.ratioText(r) + " within tolerance: " + itoa(cur)
 		}
 	}
 	return replicas, text

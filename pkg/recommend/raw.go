@@ -120,7 +120,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance, ex bool) (Raw, Re
 		}
 		r.Ratio = perReplica(v, m.Target, cur)
 		if ex {
-			text += "; ratio " + num(v) + " / (" + num(m.Target) + " × " + itoa(cur) + ") = " + ratio(r.Ratio)
+			text += "; ratio " + num(v) + " / (" + num(m.Target) + " × " + itoa(cur) + ") = " + tol.ratioText(r.Ratio)
 		}
 		return applyTolerance(r, cur, tol, text, ex)
 
@@ -138,7 +138,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance, ex bool) (Raw, Re
 		r.Replicas = ceilReplicas(u * float64(pc.ready))
 		text := ""
 		if ex {
-			text = name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + countText(u*float64(pc.ready))
+			text = name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + tol.ratioText(u) + " × " + itoa(pc.ready) + " reporting = " + countText(u*float64(pc.ready))
 		}
 		if pc.unready > 0 || pc.missing > 0 {
 			full := 1.0 // a missing replica's KV cache counts as full on a scale-down
@@ -168,7 +168,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance, ex bool) (Raw, Re
 		r.Replicas = ceilReplicas(r.Ratio * float64(cur))
 		text := ""
 		if ex {
-			text = name + " " + num(v) + "s / target " + num(m.Target) + "s = ratio " + ratio(r.Ratio) + " × " + itoa(cur) + " current = " + countText(r.Ratio*float64(cur))
+			text = name + " " + num(v) + "s / target " + num(m.Target) + "s = ratio " + tol.ratioText(r.Ratio) + " × " + itoa(cur) + " current = " + countText(r.Ratio*float64(cur))
 		}
 		return applyTolerance(r, cur, tol, text, ex)
 	}
@@ -211,7 +211,7 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 		r.Ratio = usage
 		r.Replicas = ceilReplicas(usage * float64(pc.ready))
 		if ex {
-			text += "; " + itoa(pc.unready) + " unready replica(s) left out: ratio " + ratio(usage) + " over " + itoa(pc.ready) + " ready = " + countText(usage*float64(pc.ready))
+			text += "; " + itoa(pc.unready) + " unready replica(s) left out: ratio " + tol.ratioText(usage) + " over " + itoa(pc.ready) + " ready = " + countText(usage*float64(pc.ready))
 		}
 		return applyTolerance(r, cur, tol, text, ex)
 	}
@@ -243,7 +243,7 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 	newUsage := sum / float64(count)
 	r.Ratio = newUsage
 	if ex {
-		text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage) + " over " + itoa(count)
+		text += ": ratio " + tol.ratioText(usage) + " becomes " + tol.ratioText(newUsage) + " over " + itoa(count)
 	}
 	if tol.within(newUsage) || (usage < 1 && newUsage > 1) || (usage > 1 && newUsage < 1) {
 		r.Desired = cur
