@@ -154,12 +154,12 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 	if okd && okp {
 		b.PrefillFloor = ceilReplicas(wd / b.Ratio / tp)
 	}
-	raise := func(d *Decision, l *Decider, p *Policy, floor int, why func() string) {
+	raise := func(d *Decision, l *Decider, p *Policy, floor int, exact float64, why func() string) {
 		if floor <= d.Desired {
 			return
 		}
 		from := d.Desired
-		text := "pair: " + why() + " = " + itoa(floor)
+		text := "pair: " + why() + " = " + ceilText(exact, floor)
 		if floor > p.Max {
 			text += ", within max " + itoa(p.Max)
 		}
@@ -194,12 +194,12 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 			st.LastDesired = max(st.LastDesired, d.Desired)
 		}
 	}
-	raise(dd, ld, p.Decode, b.DecodeFloor, func() string {
-		return "the prefill pool's demand, " + num(wp) + " replicas busy × ratio " + ratio(b.Ratio) + " (a request's decode work over its prefill work) = " +
+	raise(dd, ld, p.Decode, b.DecodeFloor, wp*b.Ratio/td, func() string {
+		return "the prefill pool's demand, " + num(wp) + " replicas busy × ratio " + num(b.Ratio) + " (a request's decode work over its prefill work) = " +
 			num(wp*b.Ratio) + " decode replicas busy / target " + num(td) + " (the prefill pool's requests reach the decode pool next)"
 	})
-	raise(dp, lp, p.Prefill, b.PrefillFloor, func() string {
-		return "the decode pool's demand, " + num(wd) + " replicas busy / ratio " + ratio(b.Ratio) + " (a request's decode work over its prefill work) = " +
+	raise(dp, lp, p.Prefill, b.PrefillFloor, wd/b.Ratio/tp, func() string {
+		return "the decode pool's demand, " + num(wd) + " replicas busy / ratio " + num(b.Ratio) + " (a request's decode work over its prefill work) = " +
 			num(wd/b.Ratio) + " prefill replicas busy / target " + num(tp)
 	})
 	return b

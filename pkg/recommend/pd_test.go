@@ -84,8 +84,8 @@ func TestPairDeciderRaisesDecodeToPrefillDemand(t *testing.T) {
 		}
 		last := steps[len(steps)-1]
 		if last.Reason != ReasonPair || last.Value != 2 || last.Stage != StageLimits ||
-			!strings.Contains(last.Text, "ratio 0.1825") || !strings.Contains(last.Text, "raised from 1 to 2") {
-			t.Errorf("%s: last step %+v; want the ratio bound (ratio 0.1825) raising 1 to 2", name, last)
+			!strings.Contains(last.Text, "ratio 0.182466") || !strings.Contains(last.Text, "= ceil(1.0154") || !strings.Contains(last.Text, "raised from 1 to 2") {
+			t.Errorf("%s: last step %+v; want the ratio bound (ratio 0.182466, ceil(1.0154) = 2) raising 1 to 2", name, last)
 		}
 	}
 	// 15 s later the prefill arrivals stop: no floor, and the decode pool
