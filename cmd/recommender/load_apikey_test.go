@@ -2,64 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/fleet"
-	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/internal/fleettest"
 )
-
-// keyedFleet is the simulated fleet behind vLLM's --api-key check: a /v1
-// path without header name: value is answered 401, the body echoing what
-// it got (as a careless gateway does), so that a key load prints is seen.
-func keyedFleet(t *testing.T, name, value string) string {
-	t.Helper()
-	r, err := replica.New(replica.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1, Replica: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Stop)
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1") && r.Header.Get(name) != value {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":"Unauthorized: got %s"}`, r.Header.Get(name))
-			return
-		}
-		proxy.ServeHTTP(w, buffered(r))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// buffered returns r with its body read into memory, as a gateway that
-// buffers requests passes it on: streamed through ReverseProxy, a body
-// net/http closes as the answer starts cut the fleet's stream (pkg/load's
-// buffered says how).
-func buffered(r *http.Request) *http.Request {
-	b, _ := io.ReadAll(r.Body) // a short read is sent short: the transport refuses it (502)
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return r
-}
 
 // TestLoadAPIKey: load against a server that asks for a key. Without one,
 // every request and GET /v1/models were refused (exit 1, "load sends no
@@ -70,7 +22,7 @@ func buffered(r *http.Request) *http.Request {
 // though the server echoes it.
 func TestLoadAPIKey(t *testing.T) {
 	const key = "sk-test-4be07d1c"
-	base := keyedFleet(t, "Authorization", "Bearer "+key)
+	base := fleettest.KeyGateway(t, "Authorization", "Bearer "+key, true)
 	args := []string{"load", base, "--concurrency", "1", "--requests", "2", "--prompt-tokens", "16", "--max-tokens", "4", "-o", "json", "--progress", "never"}
 
 	t.Setenv("OPENAI_API_KEY", "")
@@ -107,7 +59,7 @@ func TestLoadAPIKey(t *testing.T) {
 		t.Errorf("wrong key printed: stdout %q, stderr %q", out.String(), errb.String())
 	}
 
-	gw := keyedFleet(t, "X-Api-Key", "gw-1234abcd")
+	gw := fleettest.KeyGateway(t, "X-Api-Key", "gw-1234abcd", true)
 	t.Setenv("OPENAI_API_KEY", "")
 	out.Reset()
 	errb.Reset()

@@ -1,76 +1,13 @@
 package load
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/fleet"
-	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/internal/fleettest"
 )
-
-// keyGateway serves the simulated fleet behind a check of the API key as
-// vLLM's --api-key does it: a /v1 path whose header name is not value
-// (Authorization: "Bearer KEY") is answered 401 {"error":"Unauthorized"};
-// with echo, the body repeats the header it got, as a careless gateway's
-// does.
-func keyGateway(t *testing.T, name, value string, echo bool) string {
-	t.Helper()
-	r, err := replica.New(replica.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1, Replica: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Stop)
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1 // the stream's chunks as they come
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1") && r.Header.Get(name) != value {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			if echo {
-				fmt.Fprintf(w, `{"error":"Unauthorized: %s: %s"}`, name, r.Header.Get(name))
-				return
-			}
-			fmt.Fprint(w, `{"error":"Unauthorized"}`)
-			return
-		}
-		proxy.ServeHTTP(w, buffered(r))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// buffered returns r with its body read into memory, as a gateway that
-// buffers requests passes it on (nginx's proxy_request_buffering, on by
-// default). Streamed through ReverseProxy, the fleet's answer can come
-// before the transport's last read of the body (its check that nothing
-// follows Content-Length); net/http's HTTP/1 server closes a request body
-// as the answer starts unless full duplex is on (golang/go#15527), that
-// read fails, and the transport drops the upstream connection: the stream
-// was cut, "cut off: the connection broke after 0 text chunks ...
-// unexpected EOF" (3 of 30 runs of TestAPIKeySent under -race). The
-// activator, which streams bodies, turns full duplex on instead.
-func buffered(r *http.Request) *http.Request {
-	b, _ := io.ReadAll(r.Body) // a short read is sent short: the transport refuses it (502)
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return r
-}
 
 // TestAPIKeySent: a server started with --api-key (or a gateway that asks
 // for a key) answered every request of load 401, and GET /v1/models too,
@@ -84,7 +21,7 @@ func TestAPIKeySent(t *testing.T) {
 		{"Authorization", "Bearer sk-test-5f3a9c"},
 		{"X-Api-Key", "gw-7e21b0"},
 	} {
-		base := keyGateway(t, tc.name, tc.value, false)
+		base := fleettest.KeyGateway(t, tc.name, tc.value, false)
 		h := http.Header{}
 		h.Set(tc.name, tc.value)
 		recs, dur, err := Run(t.Context(), Config{URL: base, Concurrency: 1, Requests: 3, PromptTokens: 16, MaxTokens: 8,
@@ -111,7 +48,7 @@ func TestAPIKeySent(t *testing.T) {
 // a gateway echoes in its answer is not repeated in the error.
 func TestAPIKeyRefusedSaysHow(t *testing.T) {
 	const key = "sk-secret-91c4d2"
-	base := keyGateway(t, "Authorization", "Bearer "+key, true)
+	base := fleettest.KeyGateway(t, "Authorization", "Bearer "+key, true)
 	_, err := DiscoverModel(t.Context(), http.DefaultClient, base, nil)
 	if want := "401 Unauthorized (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("discovery without a key: %v; want %q", err, want)
