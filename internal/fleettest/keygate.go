@@ -1,5 +1,6 @@
-// Package fleettest serves infscale's simulated vLLM fleet (pkg/fleet) to
-// tests behind what a real deployment puts in front of it.
+// Package fleettest (a test harness) serves infscale's simulated vLLM
+// fleet (pkg/fleet) to tests behind what a real deployment puts in front
+// of it.
 package fleettest
 
 import (
