@@ -328,7 +328,7 @@ func (c *LoadCmd) Run(e *env) error {
 			_ = c.writeReport(e, rep, failedAt)
 			return err
 		}
-		cal.Source = commandLine(e.args) // the command as typed
+		cal.Source = loadSource(e.args, c.URL, header) // the command as typed, without its secrets
 		if err := writeCalibrationFile(c.Calibrate, cal); err != nil {
 			return err
 		}
@@ -362,6 +362,27 @@ func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
 	if c.Output != "json" {
 		fmt.Fprintf(e.stdout, "\n%s\n", note)
 	}
+}
+
+// loadSource is the calibration file's source: the load command line
+// args as typed (commandLine), with the URL argument rawURL's password
+// and every credential of header (load.Credentials: an --header item's
+// key) replaced, as the output redacts them: a serve config names the
+// file, which is kept in a ConfigMap or a repository.
+func loadSource(args []string, rawURL string, header http.Header) string {
+	shown := redactURL(rawURL)
+	creds := load.Credentials(header)
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == rawURL {
+			a = shown
+		}
+		for _, c := range creds {
+			a = strings.ReplaceAll(a, c, "[redacted]")
+		}
+		out[i] = a
+	}
+	return commandLine(out)
 }
 
 // loadHeader returns the header load sends with every request: the URL's

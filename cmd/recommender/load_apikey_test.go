@@ -136,3 +136,25 @@ func TestLoadURLPasswordNotPrinted(t *testing.T) {
 		t.Errorf("Authorization %q; want the URL's user and password as Basic", a)
 	}
 }
+
+// TestLoadSourceRedacted: the calibration file's source is the command as
+// typed but without its secrets, as every other output: `load
+// http://user:pw@127.0.0.1:18002 ... --calibrate c.json` wrote the password
+// into the file ("source": "infscale load http://user:pw@..."), and an
+// --header key likewise. url.URL.Redacted writes the password as xxxxx; a
+// credential header's value (Credentials: the whole value and the part
+// after the scheme) as [redacted], the item then quoted for its space.
+func TestLoadSourceRedacted(t *testing.T) {
+	args := []string{"load", "http://user:pw-9f2@127.0.0.1:8000", "-H", "X-Api-Key: gw-51c", "--header=Authorization: Bearer sk-77a",
+		"--concurrency", "1,2", "--calibrate", "c.json"}
+	header := http.Header{"X-Api-Key": {"gw-51c"}, "Authorization": {"Bearer sk-77a"}}
+	want := "infscale load http://user:xxxxx@127.0.0.1:8000 -H 'X-Api-Key: [redacted]' '--header=Authorization: [redacted]' --concurrency 1,2 --calibrate c.json"
+	if got := loadSource(args, "http://user:pw-9f2@127.0.0.1:8000", header); got != want {
+		t.Errorf("source %q;\nwant   %q", got, want)
+	}
+	// Without secrets it is commandLine's, unchanged.
+	plain := []string{"load", "http://127.0.0.1:8000", "--concurrency", "1"}
+	if got, want := loadSource(plain, "http://127.0.0.1:8000", http.Header{}), "infscale load http://127.0.0.1:8000 --concurrency 1"; got != want {
+		t.Errorf("source %q; want %q", got, want)
+	}
+}
