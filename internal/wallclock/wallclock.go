@@ -2,7 +2,10 @@
 // monotonic one between two readings of time.Now, each of which carries
 // both: a step of the system clock (NTP, date -s, a VM restored from a
 // snapshot) or a suspend of the machine (CLOCK_MONOTONIC stops; the wall
-// clock is set on resume). NTP's slewing moves both alike.
+// clock is set on resume). NTP's slewing moves both alike. It also reads a
+// time zone's clock across its DST changes (In, Readings, Past): the
+// schedule windows (pkg/recommend) and profile's notes on them
+// (pkg/seasonal) read it alike.
 package wallclock
 
 import "time"

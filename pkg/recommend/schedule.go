@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/infscale/infscale/internal/wallclock"
 )
 
 // compiledWindow is a ScheduleWindow with its cron parsed. The cron is
@@ -30,51 +32,18 @@ type compiledWindow struct {
 }
 
 // wall is now's wall clock in loc written as a UTC time: the time line
-// the window's cron runs on, without DST's gaps and repeats.
-func wall(now time.Time, loc *time.Location) time.Time {
-	y, mo, d := now.In(loc).Date()
-	h, mi, s := now.In(loc).Clock()
-	return time.Date(y, mo, d, h, mi, s, now.Nanosecond(), time.UTC)
-}
+// the window's cron runs on (wallclock.In).
+func wall(now time.Time, loc *time.Location) time.Time { return wallclock.In(now, loc) }
 
 // instant is the instant loc's clock reads the wall time w (as wall
 // writes it), the first of the two readings a fall-back repeats (last: the
 // second), and the instant the clock jumps past it when a spring-forward
-// skips it. A reading is w less an offset loc has in the zone period
-// time.Date puts w in or in the one before or after it (a change of any
-// size: Lord Howe's 30 min, Troll's 2 h, Apia's skipped day); the jump is
-// that period's start or end. For the step's text only.
+// skips it (wallclock.Readings, wallclock.Past). For the step's text only.
 func instant(w time.Time, loc *time.Location, last bool) time.Time {
-	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
-	start, end := t.ZoneBounds() // zero: no change before, after
-	near, bounds := []time.Time{t}, []time.Time{}
-	if !start.IsZero() {
-		near, bounds = append(near, start.Add(-time.Nanosecond)), append(bounds, start)
+	if r := wallclock.Readings(w, loc); last && len(r) > 0 {
+		return r[len(r)-1]
 	}
-	if !end.IsZero() {
-		near, bounds = append(near, end), append(bounds, end)
-	}
-	var found []time.Time
-	for _, x := range near {
-		_, off := x.Zone()
-		c := time.Unix(w.Unix()-int64(off), int64(w.Nanosecond())).In(loc)
-		if wall(c, loc).Equal(w) && !slices.ContainsFunc(found, c.Equal) {
-			found = append(found, c)
-		}
-	}
-	slices.SortFunc(found, func(a, b time.Time) int { return a.Compare(b) })
-	switch {
-	case len(found) == 0: // in a gap: the bound the clock jumps past it at
-		for _, b := range bounds {
-			if wall(b.Add(-time.Nanosecond), loc).Before(w) && wall(b, loc).After(w) {
-				return b.In(loc)
-			}
-		}
-		return t
-	case last:
-		return found[len(found)-1]
-	}
-	return found[0]
+	return wallclock.Past(w, loc)
 }
 
 // neverFromRef is where compileSchedule looks for a cron's next firing

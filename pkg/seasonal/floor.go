@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/infscale/infscale/internal/wallclock"
 )
 
 // Floor is the proposed minimum replicas per weekday and hour.
@@ -271,16 +273,17 @@ func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 			continue
 		}
 		y, m, d := day.Date()
-		open := readings(y, m, d, w.Hour, loc)
-		closing := readings(y, m, d, w.Hour+w.Hours, loc)
+		// hour:00 of the day, the window's end at 24 and above the next day's
+		at := func(hour int) time.Time { return time.Date(y, m, d, hour, 0, 0, 0, time.UTC) }
+		open := wallclock.Readings(at(w.Hour), loc)
+		closing := wallclock.Readings(at(w.Hour+w.Hours), loc)
 		x := DSTDay{Day: day, StartSkipped: len(open) == 0, EndSkipped: len(closing) == 0, StartRepeated: len(open) == 2}
 		if !x.StartSkipped && !x.EndSkipped && !x.StartRepeated {
 			continue
 		}
-		x.Open, x.Close = jump(y, m, d, w.Hour, loc), jump(y, m, d, w.Hour+w.Hours, loc)
-		if len(open) > 0 {
-			x.Open = open[0]
-		}
+		// serve's: the first reading of the start, the last of the end, or
+		// the jump past a skipped one.
+		x.Open, x.Close = wallclock.Past(at(w.Hour), loc), wallclock.Past(at(w.Hour+w.Hours), loc)
 		if n := len(closing); n > 0 {
 			x.Close = closing[n-1]
 		}
@@ -293,53 +296,4 @@ func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
 		out = append(out, x)
 	}
 	return out
-}
-
-// readings lists the instants, in order, at which loc's clock reads
-// hour:00 on the day (hour 24 is the next day's 0): none when a
-// spring-forward skips it, two when a fall-back repeats it. A reading is
-// the wall time less an offset loc has in the zone period time.Date puts
-// it in or in the one before or after (a change of any size: Lord Howe's
-// 30 min, Troll's 2 h).
-func readings(y int, m time.Month, d, hour int, loc *time.Location) []time.Time {
-	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
-	want := time.Date(y, m, d, hour, 0, 0, 0, time.UTC) // the wall time, normalized
-	near := []time.Time{t}
-	start, end := t.ZoneBounds() // zero: no change before, after
-	if !start.IsZero() {
-		near = append(near, start.Add(-time.Nanosecond))
-	}
-	if !end.IsZero() {
-		near = append(near, end)
-	}
-	var out []time.Time
-	for _, x := range near {
-		_, off := x.Zone()
-		c := want.Add(-time.Duration(off) * time.Second).In(loc)
-		l := time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), 0, time.UTC)
-		if l.Equal(want) && !slices.ContainsFunc(out, c.Equal) {
-			out = append(out, c)
-		}
-	}
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
-	return out
-}
-
-// jump is the instant loc's clock jumps past hour:00 on the day, which a
-// spring-forward skips: the bound of the zone period time.Date puts it in
-// before which the clock reads less and from which it reads more.
-func jump(y int, m time.Month, d, hour int, loc *time.Location) time.Time {
-	t := time.Date(y, m, d, hour, 0, 0, 0, loc)
-	want := time.Date(y, m, d, hour, 0, 0, 0, time.UTC)
-	wall := func(x time.Time) time.Time {
-		l := x.In(loc)
-		return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
-	}
-	start, end := t.ZoneBounds()
-	for _, b := range []time.Time{start, end} {
-		if !b.IsZero() && wall(b.Add(-time.Nanosecond)).Before(want) && wall(b).After(want) {
-			return b.In(loc)
-		}
-	}
-	return t
 }
