@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/infscale/infscale/internal/fleettest"
+	"github.com/infscale/infscale/pkg/fleet/fleettest"
 )
 
 // TestLoadAPIKey: load against a server that asks for a key. Without one,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/fleettest"
+	"github.com/infscale/infscale/pkg/fleet/fleettest"
 )
 
 // TestAPIKeySent: a server started with --api-key (or a gateway that asks
