@@ -1236,9 +1236,11 @@ func (a *Activator) abandon(w *waiter) bool {
 }
 
 func (a *Activator) refuse(rw http.ResponseWriter, code int, msg string) {
+	// Logged first: writeError puts the answer on the wire, and a client
+	// (or a test reading the log) that has its answer finds the line.
+	a.logRefusal(code, msg)
 	rw.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.cfg.RetryAfter.Seconds()))))
 	a.writeError(rw, msg, code)
-	a.logRefusal(code, msg)
 }
 
 // refusalLog is the log of one status's refusals (refuse): its limiter,
