@@ -86,6 +86,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	// (docs/serve.md), here and in the goroutines serve.Run starts.
 	defer crashlog.Handle(log)
 	crashlog.SetLogger(log) // the reads', writes' and restores' goroutines
+	kube.HandleClientPanics() // and client-go's guarded goroutines (watches, informer handlers)
 	if c.Listen != "" {
 		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)

@@ -55,3 +55,15 @@ func handle(log *slog.Logger, r any) {
 	log.Error("panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()), "exit_code", ExitCode)
 	exit(ExitCode)
 }
+
+// Recovered is Recover for a panic value a library has recovered itself
+// and hands to its hooks (client-go's utilruntime.PanicHandlers): with
+// SetLogger's logger it writes the one record and ends the process with
+// ExitCode, the stack being the panicking goroutine's (a hook runs in the
+// library's deferred recover, before the stack unwinds). With no logger
+// set, or a nil r, it returns, and the library goes on as it would.
+func Recovered(r any) {
+	if log := process.Load(); log != nil && r != nil {
+		handle(log, r)
+	}
+}
