@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"log/slog"
+	"os"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 // LogFlags are the log flags of the commands that run until stopped and
@@ -27,4 +30,20 @@ func (f *LogFlags) Logger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// monitorCrashes starts the crash monitor (crashlog.StartMonitor) for a
+// daemon that logs JSON to a file, its stderr: a Go fatal error (a
+// concurrent map write, memory exhausted, a stack overflow), which no
+// recover catches, then ends in one record too, after Go's plain-text
+// trace. Text logs keep the trace alone, readable as it is. A monitor
+// that cannot start is logged, and the daemon runs without it.
+func (f *LogFlags) monitorCrashes(w io.Writer, log *slog.Logger) {
+	file, ok := w.(*os.File)
+	if f.LogFormat != "json" || !ok {
+		return
+	}
+	if err := crashlog.StartMonitor(file); err != nil {
+		log.Warn("crash monitor not started: a Go fatal error will be only its plain-text trace", "error", err)
+	}
 }

@@ -15,9 +15,14 @@ import (
 	"syscall"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+
+	"github.com/infscale/infscale/internal/crashlog"
 )
 
 func main() {
+	if crashlog.Monitoring() { // serve's or the activator's crash monitor (crashlog.StartMonitor)
+		os.Exit(crashlog.MonitorMain())
+	}
 	// GOMEMLIMIT from the container's cgroup limit (90% of it) unless the
 	// environment sets it: the GC then collects before the kernel kills,
 	// and a configuration whose parse would not fit is refused

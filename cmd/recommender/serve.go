@@ -85,8 +85,10 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	// A panic ends serve with one ERROR record and exit status 2
 	// (docs/serve.md), here and in the goroutines serve.Run starts.
 	defer crashlog.Handle(log)
-	crashlog.SetLogger(log) // the reads', writes' and restores' goroutines
-	kube.HandleClientPanics() // and client-go's guarded goroutines (watches, informer handlers)
+	// The same for the reads', writes' and restores' goroutines, and for
+	// those client-go guards itself (watches, informer handlers).
+	crashlog.SetLogger(log)
+	kube.HandleClientPanics()
 	if c.Listen != "" {
 		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)
@@ -178,7 +180,10 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s)%s, %s, every %s\n", c.Config, len(cfg.Targets), of, mode, cfg.IntervalDuration())
 		return nil
 	}
-	survivePipes() // the daemon from here; --check-config is a one-shot
+	// The daemon from here (--check-config is a one-shot); Go's fatal
+	// errors end in one record too with --log-format json.
+	survivePipes()
+	c.LogFlags.monitorCrashes(e.stderr, log)
 	if err := checkPathFlags(c.AuditLog, c.StateDir); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,22 @@ import (
 const crashChild = "INFSCALE_CRASHLOG_CHILD"
 
 func TestMain(m *testing.M) {
+	if Monitoring() {
+		os.Exit(MonitorMain())
+	}
+	switch os.Getenv(crashChild) {
+	case "fatal": // a Go fatal error under StartMonitor
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		debug.SetMaxStack(1 << 20)
+		overflow(0)
+	case "exit": // a plain exit under StartMonitor
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(crashChild) == "1" {
 		log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 		done := make(chan struct{})

@@ -1,0 +1,156 @@
+package crashlog
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// MonitorEnv, set to "1" in a process's environment, makes it the crash
+// monitor StartMonitor starts (the executable's main checks it first and
+// runs Monitor); it is not a setting for users.
+const MonitorEnv = "INFSCALE_CRASH_MONITOR"
+
+// MaxTrace is the most of a fatal error's trace (bytes) Monitor's record
+// carries: the runtime prints the failing goroutine first, then every
+// other one, which in a serve with thousands of goroutines is megabytes.
+const MaxTrace = 64 << 10
+
+// StartMonitor covers what Handle cannot: Go's fatal errors (a
+// concurrent map write, memory exhausted, a stack overflow), which end
+// the process without a recover, and an unrecovered panic in a goroutine
+// nothing guards. It starts the crash monitor, a child process of the
+// same executable with MonitorEnv set, whose standard input is the
+// runtime's crash output (debug.SetCrashOutput) and whose standard error
+// is stderr: when this process dies that way, the runtime still prints
+// its plain-text trace on stderr, and the monitor then writes it as one
+// record there (Monitor). On any other end of this process (an exit, a
+// kill) the monitor reads an empty input and exits without a word. The
+// error is os.Executable's, the pipe's or the start's; the process then
+// runs without a monitor.
+func StartMonitor(stderr *os.File) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer w.Close() // SetCrashOutput holds its own duplicate
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), MonitorEnv+"=1")
+	cmd.Stdin, cmd.Stderr = r, stderr
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if err := debug.SetCrashOutput(w, debug.CrashOptions{}); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	// Reaps the monitor should it end first (killed); it ends at the
+	// latest when this process does.
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// Monitor reads a dying process's crash output from in until it ends
+// and, when there was any, writes it on log as one record at level ERROR:
+// msg "fatal error"; "fatal" the output's reason line, "panic: ..." for
+// an unrecovered panic, "SIGQUIT: quit" for a fatal signal (kill -QUIT
+// dumps the goroutines), "fatal error: ..." where the runtime passes it
+// (Go 1.26 prints a fatal error's message only on stderr, before its
+// crash output starts: golang/go#76859; then "" here, the message being
+// the plain-text line just above the record); "at" the first function of
+// the trace outside the Go runtime (where the program was, e.g.
+// "main.writer" for a concurrent map write in it; "" if none); "trace" the
+// output's first MaxTrace bytes; "trace_bytes" its whole length; and
+// "exit_code" 2 (the runtime's). It reads everything, so that the dying
+// process never blocks writing. It reports whether there was output.
+func Monitor(log *slog.Logger, in io.Reader) bool {
+	var kept bytes.Buffer
+	n, _ := io.Copy(&kept, io.LimitReader(in, MaxTrace))
+	rest, _ := io.Copy(io.Discard, in)
+	if n == 0 {
+		return false
+	}
+	fatal, at := reason(kept.String())
+	log.Error("fatal error", "fatal", fatal, "at", at, "trace", kept.String(), "trace_bytes", n+rest, "exit_code", ExitCode)
+	return true
+}
+
+// reason finds in a crash output the line that says why (the runtime's
+// "fatal error: ...", else an unrecovered "panic: ..." or a fatal signal's
+// "SIGSEGV: segmentation violation", "SIGQUIT: quit", else "") and the
+// first traceback frame's function outside the runtime (packages runtime,
+// runtime/..., internal/runtime/...).
+func reason(out string) (why, at string) {
+	var panicked string
+	lines := strings.Split(out, "\n")
+	for i, line := range lines {
+		frame := i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") // a function line, its file:line below
+		switch {
+		case strings.HasPrefix(line, "fatal error: "):
+			if why == "" {
+				why = line
+			}
+		case strings.HasPrefix(line, "panic: ") || signalLine(line):
+			if panicked == "" {
+				panicked = line
+			}
+		case at == "" && frame && strings.HasSuffix(line, ")") && !strings.HasPrefix(line, "created by "):
+			fn := line[:strings.LastIndex(line, "(")]
+			pkg := fn
+			if i := strings.LastIndex(pkg, "/"); i >= 0 {
+				pkg = pkg[:i+1] + strings.SplitN(pkg[i+1:], ".", 2)[0]
+			} else {
+				pkg = strings.SplitN(pkg, ".", 2)[0]
+			}
+			if fn != "" && pkg != "runtime" && !strings.HasPrefix(pkg, "runtime/") && !strings.HasPrefix(pkg, "internal/runtime/") {
+				at = fn
+			}
+		}
+	}
+	if why == "" {
+		why = panicked
+	}
+	return why, at
+}
+
+// MonitorMain is the crash monitor's main: a process started with
+// MonitorEnv runs it first thing and exits with its status. It ignores
+// the signals a terminal or a pod's stop sends to every process of the
+// group or container (it lives as long as its input), and writes JSON
+// records, the format StartMonitor's callers log in.
+func MonitorMain() int {
+	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	Monitor(slog.New(slog.NewJSONHandler(os.Stderr, nil)), os.Stdin)
+	return 0
+}
+
+// Monitoring reports whether this process is a crash monitor (MonitorEnv).
+func Monitoring() bool { return os.Getenv(MonitorEnv) == "1" }
+
+// signalLine reports whether line is the runtime's line for a fatal
+// signal: "SIG" and upper-case letters, ": ", its description.
+func signalLine(line string) bool {
+	name, _, ok := strings.Cut(line, ": ")
+	if !ok || len(name) < 4 || !strings.HasPrefix(name, "SIG") {
+		return false
+	}
+	for _, c := range name[3:] {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}

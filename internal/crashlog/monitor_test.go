@@ -1,0 +1,134 @@
+package crashlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// overflow recurses until the goroutine's stack passes its limit: a Go
+// fatal error ("fatal error: stack overflow"), which no recover catches.
+func overflow(n int) int { return overflow(n+1) + 1 }
+
+// monitored runs this test binary as a child in mode (TestMain's
+// crashChild) and returns its exit status and stderr.
+func monitored(t *testing.T, mode string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"="+mode)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run() // returns once the monitor, which shares stderr, has exited too
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stderr.String()
+	}
+	t.Fatalf("child: %v", err)
+	return 0, ""
+}
+
+// TestMonitorFatalErrorOneRecord: a process under StartMonitor that dies
+// of a Go fatal error (a stack overflow past a 1 MiB limit) exits 2, its
+// stderr Go's plain-text trace ("runtime: goroutine stack exceeds
+// 1048576-byte limit", "fatal error: stack overflow", the frames) and
+// then, last, one JSON record: msg "fatal error", at the function that
+// overflowed, the trace (with the runtime's detail) and exit_code 2.
+// fatal is "" on Go 1.26, whose crash output leaves a fatal error's
+// message out (golang/go#76859), "fatal error: stack overflow" on a Go
+// that passes it.
+func TestMonitorFatalErrorOneRecord(t *testing.T) {
+	code, stderr := monitored(t, "fatal")
+	if code != 2 {
+		t.Fatalf("exit status %d, want 2 (Go's after a fatal error); stderr:\n%.2000s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	var rec struct {
+		Level, Msg, Fatal, At, Trace string
+		TraceBytes                   int `json:"trace_bytes"`
+		ExitCode                     int `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatalf("the last line of stderr is not a JSON record: %v\n%.2000s", err, lines[len(lines)-1])
+	}
+	if rec.Level != "ERROR" || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" || rec.ExitCode != 2 ||
+		(rec.Fatal != "" && rec.Fatal != "fatal error: stack overflow") {
+		t.Errorf("record level %q msg %q at %q fatal %q exit_code %d, want ERROR, \"fatal error\", crashlog.overflow, \"\" or \"fatal error: stack overflow\", 2", rec.Level, rec.Msg, rec.At, rec.Fatal, rec.ExitCode)
+	}
+	if !strings.Contains(rec.Trace, "runtime.newstack") || !strings.Contains(rec.Trace, "crashlog.overflow(") {
+		t.Errorf("trace does not carry the runtime's detail and the overflowing function:\n%.2000s", rec.Trace)
+	}
+	if rec.TraceBytes < len(rec.Trace) {
+		t.Errorf("trace_bytes %d, less than the trace kept (%d bytes)", rec.TraceBytes, len(rec.Trace))
+	}
+	if !strings.Contains(stderr, "runtime: goroutine stack exceeds 1048576-byte limit\nruntime: sp=") || !strings.Contains(stderr, "fatal error: stack overflow\n") {
+		t.Errorf("Go's own trace is not on stderr before the record")
+	}
+}
+
+// TestMonitorQuietOnExit: a process under StartMonitor that exits (here
+// status 0) leaves stderr empty: the monitor reads no crash output and
+// says nothing.
+func TestMonitorQuietOnExit(t *testing.T) {
+	code, stderr := monitored(t, "exit")
+	if code != 0 || stderr != "" {
+		t.Errorf("exit status %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+}
+
+// TestMonitorRecord: the record from a crash output written by hand. A
+// "fatal error: ..." line after "runtime: ..." lines is the reason; an
+// unrecovered panic's "panic: ..." line is, when no fatal error line is
+// there; the trace is cut at MaxTrace (65,536 bytes) while trace_bytes
+// counts all of it (200,000 + the 35 of the reason line and its newline), and
+// nothing read is no record.
+func TestMonitorRecord(t *testing.T) {
+	type record struct {
+		Fatal, At, Trace string
+		TraceBytes       int `json:"trace_bytes"`
+	}
+	run := func(in string) (record, bool) {
+		var out bytes.Buffer
+		wrote := Monitor(slog.New(slog.NewJSONHandler(&out, nil)), strings.NewReader(in))
+		var r record
+		if wrote {
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("not one JSON record: %v\n%s", err, out.String())
+			}
+		} else if out.Len() != 0 {
+			t.Errorf("wrote %q, reported nothing", out.String())
+		}
+		return r, wrote
+	}
+	r, _ := run("runtime: out of memory: cannot allocate 8192-byte block (3 in use)\nfatal error: out of memory\n\ngoroutine 1 [running]:\n")
+	if r.Fatal != "fatal error: out of memory" || r.At != "" {
+		t.Errorf("fatal %q at %q, want the fatal error line and no frame", r.Fatal, r.At)
+	}
+	r, _ = run("panic: assignment to entry in nil map\n\ngoroutine 7 [running]:\nexample.com/a/b.(*T).f(...)\n\t/src/b.go:9\n")
+	if r.Fatal != "panic: assignment to entry in nil map" || r.At != "example.com/a/b.(*T).f" {
+		t.Errorf("fatal %q at %q, want the panic line and example.com/a/b.(*T).f", r.Fatal, r.At)
+	}
+	r, _ = run("SIGQUIT: quit\nPC=0x495b01 m=0 sigcode=0\n\ngoroutine 0 gp=0x5242fc0 m=0 mp=0x5244800 [idle]:\nruntime.futex(0x5244958, 0x80)\n\t/usr/local/go/src/runtime/sys_linux_amd64.s:557 +0x21\n")
+	if r.Fatal != "SIGQUIT: quit" || r.At != "" {
+		t.Errorf("fatal %q at %q, want the signal's line and no frame outside the runtime", r.Fatal, r.At)
+	}
+	// Go 1.26's crash output of a concurrent map write (its message only on stderr).
+	r, _ = run("goroutine 6 [running]:\ninternal/runtime/maps.fatal({0x4a41a0?, 0x47aa32?})\n\t/usr/local/go/src/runtime/panic.go:1181 +0x18\nmain.writer(...)\n\t/tmp/ov/main.go:7\ncreated by main.main in goroutine 1\n")
+	if r.Fatal != "" || r.At != "main.writer" {
+		t.Errorf("fatal %q at %q, want \"\" and main.writer", r.Fatal, r.At)
+	}
+	r, _ = run("fatal error: concurrent map writes\n" + strings.Repeat("x", 200000))
+	if len(r.Trace) != 65536 || r.TraceBytes != 200035 || r.Fatal != "fatal error: concurrent map writes" {
+		t.Errorf("trace %d bytes, trace_bytes %d, fatal %q; want 65536, 200035, the fatal error line", len(r.Trace), r.TraceBytes, r.Fatal)
+	}
+	if _, wrote := run(""); wrote {
+		t.Errorf("a record for no crash output")
+	}
+}
