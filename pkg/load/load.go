@@ -646,22 +646,34 @@ type chunk struct {
 // streamError is the message of an error event, "" when c is none.
 func (c chunk) streamError() string {
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		var e struct {
-			Message string `json:"message"`
-		}
-		var text string
-		switch {
-		case json.Unmarshal(c.Error, &text) == nil && text != "":
-			return text
-		case json.Unmarshal(c.Error, &e) == nil && e.Message != "":
-			return e.Message
-		}
-		return string(c.Error)
+		return errorMessage(c.Error)
 	}
 	if c.Object == "error" {
 		return cmp.Or(c.Message, "(no message)")
 	}
 	return ""
+}
+
+// errorMessage is the message of an error's JSON: a string; an object's
+// "message" (llama.cpp's {"code", "message", "type"}); or its "error", a
+// string or an object with a message (vLLM's {"error": {"message": ...}}).
+// Anything else (not JSON, no message) is raw itself.
+func errorMessage(raw []byte) string {
+	var text string
+	var e struct {
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+	}
+	switch {
+	case json.Unmarshal(raw, &text) == nil && text != "":
+		return text
+	case json.Unmarshal(raw, &e) != nil:
+	case e.Message != "":
+		return e.Message
+	case len(e.Error) > 0 && string(e.Error) != "null":
+		return errorMessage(e.Error)
+	}
+	return string(raw)
 }
 
 // givenUp returns the finish_reason of a choice of c the server gave up
@@ -865,10 +877,36 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	usageTokens := 0
 	done := false     // the stream's data: [DONE] came
 	finished := false // a chunk gave a finish_reason
+	event := ""       // the SSE event field of the event being read
 	for sc.Scan() {
 		line := sc.Bytes()
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
+		if len(bytes.TrimSpace(line)) == 0 {
+			event = "" // an event ends at a blank line
+			continue
+		}
+		if name, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			event = string(bytes.TrimSpace(name))
+			continue
+		}
+		// An error event: llama.cpp's server before its PR 16109 (2025)
+		// wrote a field of its own, error: {"code", "message", "type"},
+		// then data: [DONE]; the event-stream standard's way is event:
+		// error before its data. Either is the server's failure, not a
+		// chunk to skip (the [DONE] after it read as a success).
+		raw, isError := bytes.CutPrefix(line, []byte("error:"))
+		data, isData := bytes.CutPrefix(line, []byte("data:"))
+		if isData && event == "error" {
+			raw, isError = data, true
+		}
+		if isError {
+			if sc.Err() != nil {
+				break // a line the read broke off in: said below
+			}
+			msg := errorMessage(bytes.TrimSpace(raw))
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyexcerpt.Excerpt("", "", []byte(msg)))
+			return rec
+		}
+		if !isData {
 			continue
 		}
 		data = bytes.TrimSpace(data)
