@@ -979,6 +979,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 			rec.Err = err
 		case errors.Is(err, bufio.ErrTooLong):
 			rec.Err = fmt.Errorf("bad stream after %d text chunks: a line over 4 MiB", chunks)
+		case finished:
+			// The text came whole, but a broken stream is a failed request
+			// to vllm bench serve (aiohttp's read raises, and any exception
+			// is success=False), genai-perf (curl's error is HTTP code 400
+			// to perf_analyzer) and AIPerf alike: counted as they count it.
+			rec.Err = fmt.Errorf("the connection broke after the answer's finish_reason (%d text chunks), before data: [DONE]: a failure, as vllm bench serve and genai-perf count a broken stream, though its text came whole (the server or a proxy closed or reset it): %w", chunks, err)
 		default:
 			// A chunked body without its last chunk (unexpected EOF) or a
 			// reset: the server died mid-answer, as a clean close without
