@@ -28,7 +28,7 @@ func TestLoadAPIKey(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	var out, errb bytes.Buffer
 	code := run(t.Context(), args, strings.NewReader(""), &out, &errb)
-	if want := "401 Unauthorized (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY"; code != 1 || !strings.Contains(errb.String(), want) {
+	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: "} (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY`; code != 1 || !strings.Contains(errb.String(), want) {
 		t.Errorf("no key: exit %d, stderr %q; want 1 and %q", code, errb.String(), want)
 	}
 

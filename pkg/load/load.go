@@ -246,8 +246,9 @@ func newRequest(ctx context.Context, method, url string, body io.Reader, header 
 
 // DiscoverModel returns the first model id of GET URL/v1/models, sent
 // with header (Config.Header), or an error saying the server did not
-// answer within 10 s, or refused the request (a 401 or 403: what key to
-// give).
+// answer within 10 s, or answered a status other than 2xx: its status and
+// message (statusError, redacted), and after a 401 or 403 what key to
+// give, after any other to give --served-model-name.
 func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
@@ -275,12 +276,13 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 	if err := redirected(resp, "/v1/models"); err != nil {
 		return "", fmt.Errorf("load: GET %s/v1/models: %w", strings.TrimRight(base, "/"), err)
 	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		// --served-model-name would not help: every request would be refused too.
-		return "", fmt.Errorf("load: GET %s/v1/models: %s (%s)", base, resp.Status, statusHint(resp.StatusCode, header))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
+	if resp.StatusCode/100 != 2 {
+		hint := "give --served-model-name"
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			// --served-model-name would not help: every request would be refused too.
+			hint = statusHint(resp.StatusCode, header)
+		}
+		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint)), header)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
 		return "", fmt.Errorf("load: GET %s/v1/models: not a model list (%v): is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
@@ -818,6 +820,24 @@ var statusHints = map[int]string{
 		"lift it for the test or load below it",
 }
 
+// statusError is the error of resp, an answer that is not the one
+// asked for: its status, an excerpt of its body (bodyexcerpt: an HTML
+// page by its title, any other by its first line, at most 200 bytes of
+// the first 4 KiB; a proxy's error page is a screenful) and hint ("":
+// none) in parentheses. The caller redacts it (redact): a server may
+// echo the key it refused.
+func statusError(resp *http.Response, hint string) error {
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	err := errors.New(resp.Status)
+	if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
+		err = fmt.Errorf("%s: %s", resp.Status, ex)
+	}
+	if hint != "" {
+		err = fmt.Errorf("%w (%s)", err, hint)
+	}
+	return err
+}
+
 // doneDrain bounds the read of a response's rest after data: [DONE].
 const doneDrain = time.Second
 
@@ -859,15 +879,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	if resp.StatusCode != http.StatusOK {
-		// An excerpt: a proxy's error page is a screenful of HTML.
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		rec.Err = errors.New(resp.Status)
-		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
-			rec.Err = fmt.Errorf("%s: %s", resp.Status, ex)
-		}
-		if hint := statusHint(resp.StatusCode, r.cfg.Header); hint != "" {
-			rec.Err = fmt.Errorf("%w (%s)", rec.Err, hint)
-		}
+		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header)) // one redacts it
 		return rec
 	}
 	sc := bufio.NewScanner(resp.Body)
