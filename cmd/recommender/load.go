@@ -197,13 +197,13 @@ func (c *LoadCmd) Run(e *env) error {
 	target, _ := url.Parse(c.URL) // checked above
 	userinfo := target.User
 	target.User = nil
-	header, err := loadHeader(c.Header, os.Getenv("OPENAI_API_KEY"), userinfo)
+	header, sources, err := loadHeader(c.Header, os.Getenv("OPENAI_API_KEY"), userinfo)
 	if err != nil {
 		return err
 	}
 	cfg := load.Config{URL: target.String(), Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
 		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput, MaxConcurrency: c.MaxConc,
-		Header: header}
+		Header: header, HeaderSources: sources}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
 	concurrency := c.Concurrency != ""
@@ -390,20 +390,23 @@ func loadSource(args []string, rawURL string, header http.Header) string {
 // by apiKey (OPENAI_API_KEY, as vllm bench serve reads it) as
 // Authorization: Bearer apiKey, then items (--header 'NAME: VALUE', as
 // genai-perf's -H), an Authorization among them replacing the others (Go's
-// client, too, sends a URL's user:password only without one). A bad item
-// is exit 2 naming it by position and name, never by value (a key).
-func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Header, error) {
-	h := http.Header{}
+// client, too, sends a URL's user:password only without one); and where
+// each field came from (a 401 or 403 names the source). A bad item is
+// exit 2 naming it by position and name, never by value (a key).
+func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Header, load.HeaderSources, error) {
+	h, from := http.Header{}, load.HeaderSources{}
 	if userinfo != nil {
 		pass, _ := userinfo.Password()
 		r := http.Request{Header: h}
 		r.SetBasicAuth(userinfo.Username(), pass)
+		from["Authorization"] = load.FromURL
 	}
 	if key := strings.TrimSpace(apiKey); key != "" {
 		if !httpguts.ValidHeaderFieldValue(key) {
-			return nil, invalidf("OPENAI_API_KEY: not a valid header value (a line break or control character in it?)")
+			return nil, nil, invalidf("OPENAI_API_KEY: not a valid header value (a line break or control character in it?)")
 		}
 		h.Set("Authorization", "Bearer "+key)
+		from["Authorization"] = load.FromAPIKey
 	}
 	given := http.Header{}
 	for i, item := range items {
@@ -411,22 +414,23 @@ func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Hea
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		switch {
 		case !ok || name == "":
-			return nil, invalidf("--header item %d: want 'NAME: VALUE', such as 'X-Api-Key: KEY'", i+1)
+			return nil, nil, invalidf("--header item %d: want 'NAME: VALUE', such as 'X-Api-Key: KEY'", i+1)
 		case !httpguts.ValidHeaderFieldName(name):
-			return nil, invalidf("--header item %d: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~)", i+1, name)
+			return nil, nil, invalidf("--header item %d: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~)", i+1, name)
 		case !httpguts.ValidHeaderFieldValue(value):
-			return nil, invalidf("--header item %d (%s): its value is not a valid header value (a line break or control character in it?)", i+1, name)
+			return nil, nil, invalidf("--header item %d (%s): its value is not a valid header value (a line break or control character in it?)", i+1, name)
 		}
 		switch http.CanonicalHeaderKey(name) {
 		case "Content-Type", "Accept", "Host", "Content-Length", "Transfer-Encoding", "Connection":
-			return nil, invalidf("--header item %d: %s is load's own (it sends JSON and reads an event stream to the URL's host)", i+1, http.CanonicalHeaderKey(name))
+			return nil, nil, invalidf("--header item %d: %s is load's own (it sends JSON and reads an event stream to the URL's host)", i+1, http.CanonicalHeaderKey(name))
 		}
 		given.Add(name, value)
 	}
 	for name, vs := range given {
 		h[name] = vs
+		from[name] = load.FromHeaderFlag
 	}
-	return h, nil
+	return h, from, nil
 }
 
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
@@ -438,7 +442,7 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 	client := load.NewClient(1) // as the run's: no redirect followed
 	model := cfg.Model
 	if model == "" {
-		m, err := load.DiscoverModel(e.ctx, client, cfg.URL, cfg.Header)
+		m, err := load.DiscoverModel(e.ctx, client, cfg.URL, cfg.Header, cfg.HeaderSources)
 		if err != nil {
 			return nil, err
 		}

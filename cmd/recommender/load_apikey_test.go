@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet/fleettest"
+	"github.com/infscale/infscale/pkg/load"
 )
 
 // TestLoadAPIKey: load against a server that asks for a key. Without one,
@@ -52,7 +54,7 @@ func TestLoadAPIKey(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	code = run(t.Context(), append(args, "--served-model-name", "m"), strings.NewReader(""), &out, &errb)
-	if want := "the server refused the request with the header load sent (Authorization"; code != 1 || !strings.Contains(errb.String(), want) || !strings.Contains(out.String(), "[redacted]") {
+	if want := "the server refused the credentials load sent (Authorization: Bearer from OPENAI_API_KEY; values never shown): check that OPENAI_API_KEY holds the key"; code != 1 || !strings.Contains(errb.String(), want) || !strings.Contains(out.String(), "[redacted]") {
 		t.Errorf("wrong key: exit %d, stdout %q, stderr %q; want 1, %q and the echo redacted", code, out.String(), errb.String(), want)
 	}
 	if strings.Contains(out.String()+errb.String(), "sk-wrong") {
@@ -91,22 +93,30 @@ func TestLoadHeaderRefused(t *testing.T) {
 // TestLoadHeaderKeyAndFlags: OPENAI_API_KEY is Authorization: Bearer KEY;
 // a --header Authorization replaces it (vllm bench serve's --header
 // overrides its environment variable too); other headers are added, a
-// name given twice keeping both values.
+// name given twice keeping both values; the URL's user:password is
+// Authorization: Basic unless the key replaces it. Each field's source is
+// the one whose value is sent.
 func TestLoadHeaderKeyAndFlags(t *testing.T) {
 	for _, tc := range []struct {
-		key   string
-		items []string
-		want  http.Header
+		key      string
+		items    []string
+		userinfo *url.Userinfo
+		want     http.Header
+		from     load.HeaderSources
 	}{
-		{"sk-1", nil, http.Header{"Authorization": {"Bearer sk-1"}}},
-		{" sk-1\n", []string{"X-Api-Key: gw"}, http.Header{"Authorization": {"Bearer sk-1"}, "X-Api-Key": {"gw"}}},
-		{"sk-1", []string{"authorization: Basic dTpw"}, http.Header{"Authorization": {"Basic dTpw"}}},
-		{"", []string{"X-A: 1", "x-a:2"}, http.Header{"X-A": {"1", "2"}}},
-		{"", nil, http.Header{}},
+		{"sk-1", nil, nil, http.Header{"Authorization": {"Bearer sk-1"}}, load.HeaderSources{"Authorization": "OPENAI_API_KEY"}},
+		{" sk-1\n", []string{"X-Api-Key: gw"}, nil, http.Header{"Authorization": {"Bearer sk-1"}, "X-Api-Key": {"gw"}},
+			load.HeaderSources{"Authorization": "OPENAI_API_KEY", "X-Api-Key": "--header"}},
+		{"sk-1", []string{"authorization: Basic dTpw"}, nil, http.Header{"Authorization": {"Basic dTpw"}}, load.HeaderSources{"Authorization": "--header"}},
+		{"", []string{"X-A: 1", "x-a:2"}, nil, http.Header{"X-A": {"1", "2"}}, load.HeaderSources{"X-A": "--header"}},
+		{"", nil, nil, http.Header{}, load.HeaderSources{}},
+		// base64("u:p") = dTpw
+		{"", nil, url.UserPassword("u", "p"), http.Header{"Authorization": {"Basic dTpw"}}, load.HeaderSources{"Authorization": "the URL's user:password"}},
+		{"sk-1", nil, url.UserPassword("u", "p"), http.Header{"Authorization": {"Bearer sk-1"}}, load.HeaderSources{"Authorization": "OPENAI_API_KEY"}},
 	} {
-		got, err := loadHeader(tc.items, tc.key, nil)
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("key %q, items %q: %v, %v; want %v", tc.key, tc.items, got, err, tc.want)
+		got, from, err := loadHeader(tc.items, tc.key, tc.userinfo)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) || fmt.Sprint(from) != fmt.Sprint(tc.from) {
+			t.Errorf("key %q, items %q, userinfo %v: %v, %v, %v; want %v, %v", tc.key, tc.items, tc.userinfo, got, from, err, tc.want, tc.from)
 		}
 	}
 }
@@ -129,7 +139,7 @@ func TestLoadURLPasswordNotPrinted(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"load", u, "--concurrency", "1", "--requests", "1"}, strings.NewReader(""), &out, &errb)
-	if want := "401 Unauthorized (the server refused the request with the header load sent (Authorization, from OPENAI_API_KEY, --header or the URL's user:password)"; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(out.String()+errb.String(), pass) {
+	if want := "401 Unauthorized (the server refused the credentials load sent (Authorization: Basic from the URL's user:password; values never shown): a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY, not Basic"; code != 1 || !strings.Contains(errb.String(), want) || strings.Contains(out.String()+errb.String(), pass) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q and no password", code, out.String(), errb.String(), want)
 	}
 	if a, _ := got.Load().(string); a != "Basic dXNlcjpzay11cmwtNmMwMmY5" { // base64("user:sk-url-6c02f9")

@@ -50,7 +50,7 @@ func TestAPIKeySent(t *testing.T) {
 func TestAPIKeyRefusedSaysHow(t *testing.T) {
 	const key = "sk-secret-91c4d2"
 	base := fleettest.KeyGateway(t, "Authorization", "Bearer "+key, true)
-	_, err := DiscoverModel(t.Context(), http.DefaultClient, base, nil)
+	_, err := DiscoverModel(t.Context(), http.DefaultClient, base, nil, nil)
 	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: "} (load sent no API key: give the server's key in the environment variable OPENAI_API_KEY`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("discovery without a key: %v; want %q", err, want)
 	}
@@ -59,8 +59,8 @@ func TestAPIKeyRefusedSaysHow(t *testing.T) {
 		t.Errorf("request without a key: %v, %+v; want an error starting %q", err, recs, want)
 	}
 	wrong := http.Header{"Authorization": {"Bearer sk-wrong-0b77e1"}}
-	_, err = DiscoverModel(t.Context(), http.DefaultClient, base, wrong)
-	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: [redacted]"} (the server refused the request with the header load sent (Authorization, from OPENAI_API_KEY, --header or the URL's user:password)`; err == nil || strings.Contains(err.Error(), "sk-wrong") || !strings.Contains(err.Error(), want) {
+	_, err = DiscoverModel(t.Context(), http.DefaultClient, base, wrong, nil)
+	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: [redacted]"} (the server refused the credentials load sent (Authorization: Bearer; values never shown)`; err == nil || strings.Contains(err.Error(), "sk-wrong") || !strings.Contains(err.Error(), want) {
 		t.Errorf("discovery with a wrong key: %v; want %q", err, want)
 	}
 	recs, _, err = Run(t.Context(), Config{URL: base, Model: "m", Concurrency: 1, Requests: 1, Timeout: 10 * time.Second, Header: wrong})
@@ -68,7 +68,7 @@ func TestAPIKeyRefusedSaysHow(t *testing.T) {
 		t.Fatalf("request with a wrong key: %v, %+v", err, recs)
 	}
 	got := recs[0].Err.Error()
-	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: [redacted]"} (the server refused`; !strings.HasPrefix(got, want) || strings.Contains(got, "sk-wrong") {
+	if want := `401 Unauthorized: {"error":"Unauthorized: Authorization: [redacted]"} (the server refused the credentials load sent (Authorization: Bearer;`; !strings.HasPrefix(got, want) || strings.Contains(got, "sk-wrong") {
 		t.Errorf("request with a wrong key: %q; want it starting %q, without the key", got, want)
 	}
 }

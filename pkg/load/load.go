@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -104,6 +103,10 @@ type Config struct {
 	// gateway's header. A credential's value (Credentials) never appears
 	// in an error.
 	Header http.Header
+	// HeaderSources says where Header's fields came from, for a 401 or
+	// 403 to name the credential sent, its scheme and its source (nil:
+	// their names and schemes alone).
+	HeaderSources HeaderSources
 	// Progress, if set, is called after every finished request with the
 	// count finished and the count expected (0 when unknown).
 	Progress func(done, total int)
@@ -162,7 +165,7 @@ func RunPoint(ctx context.Context, cfg Config) (Point, error) {
 		return Point{}, err
 	}
 	if cfg.Model == "" {
-		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL, cfg.Header)
+		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL, cfg.Header, cfg.HeaderSources)
 		if err != nil {
 			return Point{}, err
 		}
@@ -245,11 +248,12 @@ func newRequest(ctx context.Context, method, url string, body io.Reader, header 
 }
 
 // DiscoverModel returns the first model id of GET URL/v1/models, sent
-// with header (Config.Header), or an error saying the server did not
-// answer within 10 s, or answered a status other than 2xx: its status and
-// message (statusError, redacted), and after a 401 or 403 what key to
-// give, after any other to give --served-model-name.
-func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header) (string, error) {
+// with header (Config.Header, whose sources are Config.HeaderSources), or
+// an error saying the server did not answer within 10 s, or answered a
+// status other than 2xx: its status and message (statusError, redacted),
+// then after a 401 or 403 what to do about the key (statusHint), after
+// any other to give --served-model-name.
+func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header, sources HeaderSources) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
 	req, err := newRequest(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil, header)
@@ -280,7 +284,7 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 		hint := "give --served-model-name"
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			// --served-model-name would not help: every request would be refused too.
-			hint = statusHint(resp.StatusCode, header)
+			hint = statusHint(resp.StatusCode, header, sources)
 		}
 		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint)), header)
 	}
@@ -743,9 +747,7 @@ func (r *runner) one(ctx context.Context, j job) Record {
 func Credentials(header http.Header) []string {
 	var out []string
 	for name, vs := range header {
-		n := strings.ToLower(name)
-		if !slices.Contains([]string{"authorization", "proxy-authorization", "cookie"}, n) &&
-			!strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") && !strings.Contains(n, "auth") {
+		if !isCredential(name) {
 			continue
 		}
 		for _, v := range vs {
@@ -760,6 +762,14 @@ func Credentials(header http.Header) []string {
 	// The longest first: a value replaced whole, not its credentials part.
 	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	return out
+}
+
+// isCredential reports whether a header field of name holds a secret
+// (Credentials).
+func isCredential(name string) bool {
+	n := strings.ToLower(name)
+	return slices.Contains([]string{"authorization", "proxy-authorization", "cookie"}, n) ||
+		strings.Contains(n, "key") || strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "auth")
 }
 
 // redact returns err with every credential of header (Credentials) in its
@@ -793,32 +803,6 @@ func (e redacted) Unwrap() error { return e.err }
 // token's text in two. A text chunk carries at least one token, so a
 // stream past it ignores max_tokens (and ignore_eos would not end it).
 func maxChunks(output int) int { return 2*output + 16 }
-
-// noKeyHint is statusHint's for a 401 or 403 of a request sent without a
-// header: how to give the key.
-const noKeyHint = "load sent no API key: give the server's key in the environment variable OPENAI_API_KEY " +
-	"(sent as Authorization: Bearer KEY, as vllm bench serve does), or a gateway's header with --header 'NAME: VALUE'"
-
-// statusHint says what to do about a status that is no fault of the
-// model's serving (the request never reached it, or a gateway refused
-// it), "" for any other; a 401 or 403 by whether header (Config.Header)
-// gave any field.
-func statusHint(code int, header http.Header) string {
-	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && len(header) > 0 {
-		names := slices.Sorted(maps.Keys(header))
-		return fmt.Sprintf("the server refused the request with the header load sent (%s, from OPENAI_API_KEY, --header or the URL's user:password): check that the key is the one the server (vLLM's --api-key) or its gateway takes", strings.Join(names, ", "))
-	}
-	return statusHints[code]
-}
-
-// statusHints is statusHint's table.
-var statusHints = map[int]string{
-	http.StatusUnauthorized: noKeyHint,
-	http.StatusForbidden:    noKeyHint,
-	http.StatusNotFound:     "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)",
-	http.StatusTooManyRequests: "the server or a gateway before it limits the request rate: what is measured is the limit, not the model; " +
-		"lift it for the test or load below it",
-}
 
 // statusError is the error of resp, an answer that is not the one
 // asked for: its status, an excerpt of its body (bodyexcerpt: an HTML
@@ -879,7 +863,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	if resp.StatusCode != http.StatusOK {
-		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header)) // one redacts it
+		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header, r.cfg.HeaderSources)) // one redacts it
 		return rec
 	}
 	sc := bufio.NewScanner(resp.Body)

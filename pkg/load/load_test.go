@@ -299,7 +299,7 @@ func TestDiscoverModelSilent(t *testing.T) {
 	defer close(stop)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stop }))
 	defer srv.CloseClientConnections()
-	_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, nil)
+	_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, nil, nil)
 	want := "GET " + srv.URL + "/v1/models: no answer within 10s (give --served-model-name"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want one containing %q", err, want)
@@ -318,7 +318,7 @@ func TestDiscoverModelSaysWhat(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
-	if _, err := DiscoverModel(context.Background(), http.DefaultClient, closed, nil); err == nil ||
+	if _, err := DiscoverModel(context.Background(), http.DefaultClient, closed, nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port)") {
 		t.Errorf("closed port: %v; want connection refused and the advice", err)
 	}
@@ -327,7 +327,7 @@ func TestDiscoverModelSaysWhat(t *testing.T) {
 		{`{"object":"list","data":[]}`, "/v1/models lists no model (give --served-model-name)"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, c.body) }))
-		_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, nil)
+		_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, nil, nil)
 		srv.Close()
 		if err == nil || !strings.Contains(err.Error(), "GET "+srv.URL+c.want) {
 			t.Errorf("%q: %v; want %q", c.body, err, c.want)

@@ -40,7 +40,7 @@ func TestDiscoverModelQuotesServer(t *testing.T) {
 			w.WriteHeader(tc.status)
 			_, _ = w.Write([]byte(tc.body))
 		}))
-		_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, tc.header)
+		_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL, tc.header, nil)
 		srv.Close()
 		if err == nil || !strings.HasPrefix(err.Error(), "load: GET "+srv.URL+tc.want) || strings.Contains(err.Error(), "gw-5e1f07") {
 			t.Errorf("%s: %v; want it starting %q", tc.name, err, "load: GET "+srv.URL+tc.want)

@@ -38,3 +38,45 @@ func TestStatusSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalNamesCredential: a 401 or 403 said "the server refused the
+// request with the header load sent (Authorization, from OPENAI_API_KEY,
+// --header or the URL's user:password)": which of the three, and whether
+// as Bearer or Basic, was left to guess. It names each credential sent,
+// its scheme and its source, never its value, and what to do about that
+// source. Expected texts written from the rules: a vLLM, SGLang or
+// llama.cpp --api-key takes Authorization: Bearer KEY only (vLLM compares
+// the header with "Bearer " + key; llama.cpp strips "Bearer " or reads
+// X-Api-Key), so a Basic or a bare key is told to become Bearer.
+func TestRefusalNamesCredential(t *testing.T) {
+	const refused = "the server refused the credentials load sent ("
+	for _, tc := range []struct {
+		name    string
+		code    int
+		header  http.Header
+		sources HeaderSources
+		want    string
+	}{
+		{"OPENAI_API_KEY", 401, http.Header{"Authorization": {"Bearer sk-a1"}}, HeaderSources{"Authorization": FromAPIKey},
+			refused + "Authorization: Bearer from OPENAI_API_KEY; values never shown): check that OPENAI_API_KEY holds the key the server was started with (vLLM's or llama.cpp's --api-key) or that its gateway takes"},
+		{"the URL's user:password", 401, http.Header{"Authorization": {"Basic dTpzay1hMQ=="}}, HeaderSources{"Authorization": FromURL},
+			refused + "Authorization: Basic from the URL's user:password; values never shown): a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY, not Basic: give the key in OPENAI_API_KEY and the URL without user:password, unless a gateway before the server asks for Basic"},
+		{"--header Bearer", 403, http.Header{"Authorization": {"bearer sk-a1"}}, HeaderSources{"Authorization": FromHeaderFlag},
+			refused + "Authorization: Bearer from --header; values never shown): check the key given with --header Authorization (it replaces OPENAI_API_KEY's): the server's --api-key, or its gateway's"},
+		{"--header, a key alone", 401, http.Header{"Authorization": {"sk-a1"}}, HeaderSources{"Authorization": FromHeaderFlag},
+			refused + "Authorization with no scheme from --header; values never shown): a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY: give the key in OPENAI_API_KEY, or --header 'Authorization: Bearer KEY'"},
+		{"--header, an unknown first word", 401, http.Header{"Authorization": {"sk a1"}}, HeaderSources{"Authorization": FromHeaderFlag},
+			refused + "Authorization with a scheme load does not name from --header; values never shown): a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY: give the key in OPENAI_API_KEY, or --header 'Authorization: Bearer KEY'"},
+		{"a gateway's header and a tenant", 403, http.Header{"X-Api-Key": {"gw-a1"}, "X-Tenant": {"team-a"}}, HeaderSources{"X-Api-Key": FromHeaderFlag, "X-Tenant": FromHeaderFlag},
+			refused + "X-Api-Key from --header; values never shown): check the value given with --header X-Api-Key, and that the server or its gateway reads that header"},
+		{"no credential, a tenant", 401, http.Header{"X-Tenant": {"team-a"}}, HeaderSources{"X-Tenant": FromHeaderFlag}, noKeyHint},
+		{"sources unknown", 401, http.Header{"Authorization": {"Bearer sk-a1"}}, nil,
+			refused + "Authorization: Bearer; values never shown): check that the key is the one the server (vLLM's --api-key) or its gateway takes"},
+		{"a 404 is no refusal", 404, http.Header{"Authorization": {"Bearer sk-a1"}}, nil, "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)"},
+	} {
+		got := statusHint(tc.code, tc.header, tc.sources)
+		if got != tc.want || strings.Contains(got, "a1") {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
