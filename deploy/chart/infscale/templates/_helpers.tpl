@@ -47,6 +47,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end -}}
 
+{{/* Labels a value adds beside the chart's own on one object (dict "labels"
+the value, "key" its name, "own" the chart's labels there, as YAML): a key
+the chart sets would be a second one of that name, a duplicate YAML key
+(kustomize, a Helm post-renderer, refuses the file; Helm keeps the last),
+so it is refused, naming it: these labels select and identify the
+release's objects (app.kubernetes.io/name is nameOverride's). */}}
+{{- define "infscale.extraLabels" -}}
+{{- $own := .own | fromYaml -}}
+{{- $key := .key -}}
+{{- range $k, $_ := .labels -}}
+{{- if hasKey $own $k -}}
+{{- $how := ternary ", which nameOverride sets" "" (eq $k "app.kubernetes.io/name") -}}
+{{- fail (printf "%s: %q is a label the chart sets itself (%s: %v%s), and a label key cannot be given twice; use a key of your own" $key $k $k (get $own $k) $how) -}}
+{{- end -}}
+{{- end -}}
+{{- with .labels }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
 {{/* The image: image.repository:image.tag, the tag defaulting to the chart's appVersion. */}}
 {{- define "infscale.image" -}}
 {{- printf "%s:%s" .Values.image.repository (toString (.Values.image.tag | default .Chart.AppVersion)) -}}
