@@ -61,7 +61,7 @@ func TestNotes(t *testing.T) {
 		"kubectl -n infscale rollout status deployment/infscale\n",
 		"kubectl -n infscale get pods -l app.kubernetes.io/name=infscale,app.kubernetes.io/instance=infscale\n",
 		"kubectl -n infscale port-forward service/infscale 9105:9105 >/dev/null &\n",
-		"sleep 2; curl -s http://127.0.0.1:9105/metrics | grep -E '^infscale_(desired_replicas|query_errors_total)'; kill $!\n",
+		"curl -sS --retry 10 --retry-delay 1 --retry-connrefused http://127.0.0.1:9105/metrics | grep -E '^infscale_(desired_replicas|query_errors_total)'; kill $!\n",
 		`(target="chat";`,
 		"kubectl -n llm get scaledobject chat   # target chat: READY True, FALLBACK False\n",
 		"KEDA cannot query http://prometheus-operated.monitoring.svc:9090 ",
@@ -114,10 +114,14 @@ replicas: 2
 // TestNotesMetricsCommands runs NOTES.txt's step-2 lines as pasted into a
 // shell, default and with leases, with a kubectl standing in for the real
 // one as it behaves: port-forward listens on 127.0.0.1:9105 only after
-// 700 ms (it first reaches the API server and the pod), get lease prints
-// the holder. The /metrics lines come out, and port 9105 is free after.
+// 700 ms (it first reaches the API server and the pod), or 3 s, or fails
+// at once; get lease prints the holder. The /metrics lines come out
+// whenever the forward listens (a `sleep 2` before curl printed nothing
+// for the 3 s one: curl -s hid its refused connection), curl's error when
+// it never does (after its 10 retries, a second apart), and port 9105 is
+// free after.
 func TestNotesMetricsCommands(t *testing.T) {
-	for _, tool := range []string{"sh", "curl", "grep", "sleep"} {
+	for _, tool := range []string{"sh", "curl", "grep"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("no %s: %v", tool, err)
 		}
@@ -132,9 +136,15 @@ func TestNotesMetricsCommands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ values, after, want string }{
-		{"", "2. What it decides", `infscale_desired_replicas{target="chat"} 3`},
-		{"rbac: {modes: [leases]}\nreplicas: 2\n", "holderIdentity names", "infscale_leader{pod=\"infscale-7d9f-abcde\"} 1"},
+	for _, c := range []struct{ values, after, forward, want string }{
+		{"", "2. What it decides", "700ms", `infscale_desired_replicas{target="chat"} 3`},
+		{"rbac: {modes: [leases]}\nreplicas: 2\n", "holderIdentity names", "700ms", "infscale_leader{pod=\"infscale-7d9f-abcde\"} 1"},
+		// A forward slower than a fixed wait (an API server across a
+		// VPN): the read waits for it, it guessed 2 s before.
+		{"", "2. What it decides", "3s", `infscale_desired_replicas{target="chat"} 3`},
+		// A forward that fails (no such Service): the read gives up,
+		// saying why, and the line ends.
+		{"", "2. What it decides", "fail", "Failed to connect to 127.0.0.1 port 9105"},
 	} {
 		notes := renderNotes(t, "infscale", c.values)
 		i := strings.Index(notes, c.after)
@@ -153,13 +163,17 @@ func TestNotesMetricsCommands(t *testing.T) {
 			cmds = append(cmds, strings.TrimSpace(l))
 		}
 		cmd := exec.Command("sh", "-c", strings.Join(cmds, "\n"))
-		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "INFSCALE_FAKE_KUBECTL=1")
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "INFSCALE_FAKE_KUBECTL=1", "INFSCALE_FAKE_FORWARD="+c.forward)
 		// A forward left running holds the output open: stop waiting
 		// for it once the shell is done (it ends itself after 5 s).
 		cmd.WaitDelay = time.Second
+		start := time.Now()
 		out, _ := cmd.CombinedOutput()
 		if !strings.Contains(string(out), c.want) {
-			t.Errorf("%q pasted:\n%s\nprinted %q, want a line %s", c.values, strings.Join(cmds, "\n"), out, c.want)
+			t.Errorf("%q, forward %s, pasted:\n%s\nprinted %q, want a line %s", c.values, c.forward, strings.Join(cmds, "\n"), out, c.want)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%q, forward %s: the commands took %v", c.values, c.forward, d)
 		}
 		var l net.Listener
 		var err error
@@ -187,7 +201,16 @@ func TestNotesFakeKubectl(t *testing.T) {
 	case strings.Contains(args, "get lease"):
 		fmt.Print("infscale-7d9f-abcde")
 	case strings.Contains(args, "port-forward") && strings.Contains(args, "9105:9105"):
-		time.Sleep(700 * time.Millisecond)
+		if os.Getenv("INFSCALE_FAKE_FORWARD") == "fail" {
+			fmt.Fprintf(os.Stderr, "error: services \"infscale\" not found\n")
+			os.Exit(1)
+		}
+		delay, err := time.ParseDuration(os.Getenv("INFSCALE_FAKE_FORWARD"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fake kubectl: INFSCALE_FAKE_FORWARD: %v\n", err)
+			os.Exit(1)
+		}
+		time.Sleep(delay)
 		page := "infscale_desired_replicas{target=\"chat\"} 3\n"
 		if strings.Contains(args, "pod/infscale-7d9f-abcde") {
 			page += "infscale_leader{pod=\"infscale-7d9f-abcde\"} 1\n"
