@@ -59,7 +59,15 @@ func TestTuneTimeZoneHelmMachineWithoutLegacyNames(t *testing.T) {
 		_ = err
 		return string(out)
 	}
+	zones, err := os.ReadFile(chartTimeZones)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tz := range []string{"US/Eastern", "Asia/Calcutta", "Europe/Kiev", "America/Coyhaique"} {
+		if !slices.Contains(strings.Split(string(zones), "\n"), tz) {
+			t.Errorf("%s lacks %s (IANA 2025b), which the API server takes; regenerate it with a Go that has it: %s", chartTimeZones, tz, regenerateTimeZones)
+			continue
+		}
 		if out := run(tz); !strings.Contains(out, "RENDERED "+tz) {
 			t.Errorf("timeZone %q, which the API server takes, on a Helm machine without it: %s", tz, out)
 		}
@@ -99,16 +107,28 @@ var chartTimeZones = filepath.Join(chartDir, "timezones.txt")
 // timeZonesHeader opens timezones.txt.
 const timeZonesHeader = "# The zone names of Go's time zone database, which kube-apiserver embeds\n" +
 	"# (time/tzdata) for CronJob timeZone: infscale.checkTimeZone takes these.\n" +
-	"# Generated: go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update\n"
+	"# Generated: " + regenerateTimeZones + "\n"
 
-// TestChartTimeZonesMatchGo: timezones.txt names every zone of Go's
-// database (lib/time/zoneinfo.zip, the data time/tzdata embeds) and no
-// other, sorted; -update rewrites it. A Go release with a newer IANA
-// release fails it until the list is regenerated.
-func TestChartTimeZonesMatchGo(t *testing.T) {
-	z, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
+// regenerateTimeZones is the one command that rewrites timezones.txt.
+const regenerateTimeZones = "go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update"
+
+// goZoneNames returns the zone names of the running Go's database
+// (GOROOT/lib/time/zoneinfo.zip, the data time/tzdata embeds), sorted, and
+// the file read. GOROOT is runtime.GOROOT(), else `go env GOROOT` (a test
+// binary built with -trimpath knows none).
+func goZoneNames() ([]string, string, error) {
+	goroot := runtime.GOROOT()
+	if goroot == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			return nil, "", fmt.Errorf("no GOROOT: runtime.GOROOT() is empty and go env GOROOT: %v", err)
+		}
+		goroot = strings.TrimSpace(string(out))
+	}
+	file := filepath.Join(goroot, "lib", "time", "zoneinfo.zip")
+	z, err := zip.OpenReader(file)
 	if err != nil {
-		t.Skipf("Go's zoneinfo.zip: %v", err)
+		return nil, file, err
 	}
 	defer z.Close()
 	var names []string
@@ -118,15 +138,52 @@ func TestChartTimeZonesMatchGo(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
+	return names, file, nil
+}
+
+// TestChartTimeZonesMatchGo: timezones.txt names every zone of Go's
+// database and no other, sorted, under timeZonesHeader. A Go release with
+// a newer IANA release fails it, naming the zones it adds, until the list
+// is regenerated with regenerateTimeZones (-update rewrites it). IANA
+// never removes a name (an old one moves to its backward file, which Go's
+// database holds): names the list has and this Go lacks mean a newer Go
+// wrote it, and -update refuses to drop them rather than make the chart
+// refuse zones a newer kube-apiserver takes.
+func TestChartTimeZonesMatchGo(t *testing.T) {
+	names, file, err := goZoneNames()
+	if err != nil {
+		if *update {
+			t.Fatalf("cannot regenerate %s: Go's time zone database %s: %v", chartTimeZones, file, err)
+		}
+		t.Skipf("Go's time zone database %s: %v", file, err)
+	}
+	got, err := os.ReadFile(chartTimeZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, l := range strings.Split(string(got), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			listed = append(listed, l)
+		}
+	}
+	added := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(listed, n) })
+	dropped := slices.DeleteFunc(slices.Clone(listed), func(n string) bool { return slices.Contains(names, n) })
 	want := timeZonesHeader + strings.Join(names, "\n") + "\n"
-	if *update {
+	switch {
+	case *update && len(dropped) > 0:
+		t.Fatalf("%s: not regenerated with %s, whose database (%s) lacks %d of its zones %q: a newer Go wrote it; regenerate with that Go or a newer one", chartTimeZones, runtime.Version(), file, len(dropped), dropped)
+	case *update:
 		if err := os.WriteFile(chartTimeZones, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := os.ReadFile(chartTimeZones)
-	if err != nil || string(got) != want {
-		t.Errorf("%s is not the %d zone names of Go's database (%v); regenerate: go -C deploy/charttest test -run TestChartTimeZonesMatchGo -update", chartTimeZones, len(names), err)
+		t.Logf("%s: %d zone names of %s's database, %d new: %q", chartTimeZones, len(names), runtime.Version(), len(added), added)
+	case len(added) > 0:
+		t.Errorf("%s lacks %d zone names of %s's database (%s): %q; the chart refuses them as tune.timeZone though a kube-apiserver built with this Go takes them. Regenerate (and commit the file): %s", chartTimeZones, len(added), runtime.Version(), file, added, regenerateTimeZones)
+	case len(dropped) > 0:
+		t.Logf("%s has %d zone names %s's database lacks (%q): a newer Go wrote it; keep them", chartTimeZones, len(dropped), runtime.Version(), dropped)
+	case string(got) != want:
+		t.Errorf("%s holds %s's zone names but not as generated (header, order); regenerate: %s", chartTimeZones, runtime.Version(), regenerateTimeZones)
 	}
 	// Each name passes the API server's own name check before it loads
 	// the zone (k8s.io/kubernetes pkg/apis/batch/validation,
