@@ -313,28 +313,17 @@ func (o profileOut) writeText(w io.Writer) error {
 	seasonal.WriteScheduleYAML(w, o.windows, o.zone)
 	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
-	// The two agree but on a day a DST change skips a window's start or
-	// end hour, or repeats its start hour (seasonal.DSTDay): say the next.
+	// The two agree but around a DST change that moves a window's start or
+	// end for one of them (seasonal.DSTDay): say the next.
 	for _, x := range o.windows {
-		days := x.DSTDays(o.floor.Location, o.end)
+		days, err := x.DSTDays(o.floor.Location, o.end)
+		if err != nil {
+			return err
+		}
 		if len(days) == 0 {
 			continue
 		}
-		d := days[0]
-		const clock = "15:04 MST"
-		var what string
-		switch day := d.Day.Format("2006-01-02"); {
-		case d.StartSkipped:
-			what = fmt.Sprintf("on %s its start %02d:00 does not exist (a DST change skips it): serve's schedule opens the window at %s; KEDA's trigger reads its next start as the next occurrence's and holds the floor from the occurrence before's end until %s",
-				day, x.Hour, d.Open.Format(clock), d.Close.Format(clock))
-		case d.EndSkipped:
-			what = fmt.Sprintf("on %s its end %02d:00 does not exist (a DST change skips it): serve's schedule closes the window at %s; KEDA's trigger reads its next end as the next occurrence's and does not open the window that day",
-				day, (x.Hour+x.Hours)%24, d.Close.Format(clock))
-		default:
-			what = fmt.Sprintf("on %s its start %02d:00 is read twice (a DST change repeats it): serve's schedule opens the window at the first, %s; KEDA's trigger at the second, %s",
-				day, x.Hour, d.Open.Format(clock), d.KEDAOpen.Format(clock))
-		}
-		fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such day(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, what, len(days))
+		fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such change(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, dstNote(days[0]), len(days))
 	}
 	if o.sim != nil {
 		if len(o.windows) == 0 {
@@ -483,4 +472,27 @@ func dataCovers(w backtest.Workload) string {
 		advice = ": check that the server's running gauge is scraped under the selector (--server); or give an earlier --start"
 	}
 	return msg + advice + " (--start=-8d for a week) where Prometheus keeps that much, or wait for the target's series to span a day"
+}
+
+// dstNote says what a DST change does to the clock and where KEDA's cron
+// trigger and serve's schedule then hold a window's floor apart:
+// "at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger
+// holds the floor from 2027-03-21 06:00 CET to 2027-03-28 03:00 CEST, where
+// serve's schedule does not".
+func dstNote(d seasonal.DSTDay) string {
+	const at = "2006-01-02 15:04 MST"
+	before, off := d.Change.Add(-time.Nanosecond).Zone()
+	moves := "jumps to"
+	if d.Shift < 0 {
+		moves = "goes back to"
+	}
+	text := fmt.Sprintf("at %s the clock %s %s", d.Change.In(time.FixedZone(before, off)).Format(at), moves, d.Change.Format("15:04 MST"))
+	var parts []string
+	for _, s := range d.KEDAOnly {
+		parts = append(parts, fmt.Sprintf("KEDA's trigger holds the floor from %s to %s, where serve's schedule does not", s.From.Format(at), s.To.Format(at)))
+	}
+	for _, s := range d.ServeOnly {
+		parts = append(parts, fmt.Sprintf("serve's schedule holds the floor from %s to %s, where KEDA's trigger does not", s.From.Format(at), s.To.Format(at)))
+	}
+	return text + ": " + strings.Join(parts, "; ")
 }

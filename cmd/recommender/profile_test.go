@@ -460,42 +460,74 @@ func TestProfileConfigTargetMaxCapsTheFloor(t *testing.T) {
 	}
 }
 
-// TestProfileTextSaysDSTDays: a window whose start or end hour a DST change
-// skips, or whose start hour it repeats, in the coming year gets a note
-// naming the day and how serve's schedule and KEDA's trigger differ there
-// (seasonal.DSTDay). Europe/Berlin, from 2026-12-07: on 2027-03-28 the clock
-// jumps from 02:00 CET to 03:00 CEST, so Sunday 02:00 for 4h opens at 03:00
-// CEST in serve, and Saturday 22:00 for 4h, ending at Sunday 02:00, closes
-// at 03:00 CEST; Sunday 00:00 for 6h (the change inside it) and a weekday
-// window get no note.
+// TestProfileTextSaysDSTDays: a window that KEDA's cron trigger and serve's
+// schedule hold apart around a DST change in the coming year gets a note
+// naming the change and the spans (seasonal.DSTDay), worked from the tz
+// rules and robfig/cron's walk (pkg/seasonal TestWindowDSTDays has the
+// steps). Europe/Berlin, from 2026-12-07: on 2027-03-28 the clock jumps
+// from 02:00 CET to 03:00 CEST, so Sunday 02:00 for 4h never fires in
+// KEDA, which holds the floor from the week before's end (06:00 CET) to
+// the jump, where serve opens it; and Saturday 22:00 for 4h, ending at
+// Sunday 02:00, never closes in KEDA, which then does not open it, where
+// serve holds it to the jump; Sunday 00:00 for 6h (the change inside it)
+// and a weekday window get no note. Antarctica/Troll, from 2026-10-01:
+// on 2026-10-25 the clock goes back 2 h, from 03:00 +02 to 01:00 +00,
+// and KEDA's trigger for Sunday 00:00 for 1h closes at 02:00 +02, an hour
+// before serve closes at the end's second reading. Australia/Lord_Howe,
+// from 2026-07-01: on 2026-10-04 the clock jumps 30 min, from 02:00 +1030
+// to 02:30 +11, and robfig misses the whole hours after it that it looks
+// for from before it: KEDA holds Sunday 20:00 for 4h from the end of the
+// occurrence before (Monday 00:00) to 03:00 +11.
 func TestProfileTextSaysDSTDays(t *testing.T) {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		t.Skip(err)
-	}
-	o := profileOut{policy: "queue:24", fraction: 0.8, zone: "Europe/Berlin", floor: seasonal.Floor{Location: berlin},
-		end: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC),
-		windows: []seasonal.Window{
-			{From: time.Monday, To: time.Friday, Hour: 10, Hours: 8, Min: 2, Support: 5},
-			{From: time.Sunday, To: time.Sunday, Hour: 0, Hours: 6, Min: 2, Support: 3},
-			{From: time.Sunday, To: time.Sunday, Hour: 2, Hours: 4, Min: 3, Support: 3},
-			{From: time.Saturday, To: time.Saturday, Hour: 22, Hours: 4, Min: 3, Support: 3},
-		}}
-	var b bytes.Buffer
-	if err := o.writeText(&b); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		`note: "0 2 * * 0" for 4h in Europe/Berlin: on 2027-03-28 its start 02:00 does not exist (a DST change skips it): serve's schedule opens the window at 03:00 CEST; KEDA's trigger reads its next start as the next occurrence's and holds the floor from the occurrence before's end until 06:00 CEST (2 such day(s) in the next year;`,
-		`note: "0 22 * * 6" for 4h in Europe/Berlin: on 2027-03-27 its end 02:00 does not exist (a DST change skips it): serve's schedule closes the window at 03:00 CEST; KEDA's trigger reads its next end as the next occurrence's and does not open the window that day (1 such day(s)`,
+	for _, tc := range []struct {
+		zone    string
+		end     time.Time
+		windows []seasonal.Window
+		want    []string
+		quiet   []string
+	}{
+		{"Europe/Berlin", time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC),
+			[]seasonal.Window{
+				{From: time.Monday, To: time.Friday, Hour: 10, Hours: 8, Min: 2, Support: 5},
+				{From: time.Sunday, To: time.Sunday, Hour: 0, Hours: 6, Min: 2, Support: 3},
+				{From: time.Sunday, To: time.Sunday, Hour: 2, Hours: 4, Min: 3, Support: 3},
+				{From: time.Saturday, To: time.Saturday, Hour: 22, Hours: 4, Min: 3, Support: 3},
+			},
+			[]string{
+				`note: "0 2 * * 0" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger holds the floor from 2027-03-21 06:00 CET to 2027-03-28 03:00 CEST, where serve's schedule does not (2 such change(s) in the next year;`,
+				`note: "0 22 * * 6" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: serve's schedule holds the floor from 2027-03-27 22:00 CET to 2027-03-28 03:00 CEST, where KEDA's trigger does not (1 such change(s)`,
+			},
+			[]string{`note: "0 10 * * 1-5"`, `note: "0 0 * * 0"`}, // no change, or one inside: the same in both
+		},
+		{"Antarctica/Troll", time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
+			[]seasonal.Window{{From: time.Sunday, To: time.Sunday, Hour: 0, Hours: 1, Min: 2, Support: 3}},
+			[]string{`note: "0 0 * * 0" for 1h in Antarctica/Troll: at 2026-10-25 03:00 +02 the clock goes back to 01:00 +00: serve's schedule holds the floor from 2026-10-25 02:00 +02 to 2026-10-25 01:00 +00, where KEDA's trigger does not (2 such change(s)`},
+			nil,
+		},
+		{"Australia/Lord_Howe", time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+			[]seasonal.Window{{From: time.Sunday, To: time.Sunday, Hour: 20, Hours: 4, Min: 2, Support: 3}},
+			[]string{`note: "0 20 * * 0" for 4h in Australia/Lord_Howe: at 2026-10-04 02:00 +1030 the clock jumps to 02:30 +11: KEDA's trigger holds the floor from 2026-09-28 00:00 +1030 to 2026-10-04 03:00 +11, where serve's schedule does not (2 such change(s)`},
+			nil,
+		},
 	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, b.String())
+		loc, err := time.LoadLocation(tc.zone)
+		if err != nil {
+			t.Skip(err)
 		}
-	}
-	for _, quiet := range []string{`note: "0 10 * * 1-5"`, `note: "0 0 * * 0"`} { // no change, or one inside: the same in both
-		if strings.Contains(b.String(), quiet) {
-			t.Errorf("a note on a window serve and KEDA read alike (%s):\n%s", quiet, b.String())
+		o := profileOut{policy: "queue:24", fraction: 0.8, zone: tc.zone, floor: seasonal.Floor{Location: loc}, end: tc.end, windows: tc.windows}
+		var b bytes.Buffer
+		if err := o.writeText(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("text lacks %q:\n%s", want, b.String())
+			}
+		}
+		for _, quiet := range tc.quiet {
+			if strings.Contains(b.String(), quiet) {
+				t.Errorf("a note on a window serve and KEDA read alike (%s):\n%s", quiet, b.String())
+			}
 		}
 	}
 }

@@ -4,8 +4,8 @@
 // snapshot) or a suspend of the machine (CLOCK_MONOTONIC stops; the wall
 // clock is set on resume). NTP's slewing moves both alike. It also reads a
 // time zone's clock across its DST changes (In, Readings, Past): the
-// schedule windows (pkg/recommend) and profile's notes on them
-// (pkg/seasonal) read it alike.
+// schedule windows (pkg/recommend) read it, and through them profile's
+// notes on them (pkg/seasonal).
 package wallclock
 
 import "time"

@@ -8,6 +8,8 @@
 // series, the replicas a replay held too), floor.go (Floor: replicas per
 // hour of week from a per-replica rate, kept only where it recurs
 // on MinDays days or in MinWeeks weeks; Windows: runs of equal
-// floors merged across days into cron windows), render.go (the config's
+// floors merged across days into cron windows; DSTDays: where KEDA's cron
+// trigger for a window and serve's schedule hold it apart around a DST
+// change), render.go (the config's
 // `schedule:` YAML, KEDA cron triggers, and the replay's schedule= options).
 package seasonal

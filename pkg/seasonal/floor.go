@@ -1,12 +1,15 @@
 package seasonal
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
-	"github.com/infscale/infscale/internal/wallclock"
+	"github.com/robfig/cron/v3"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Floor is the proposed minimum replicas per weekday and hour.
@@ -220,80 +223,121 @@ func (f Floor) Timeline(start time.Time, step time.Duration, n int) []float64 {
 	return out
 }
 
-// DSTDay is a day on which KEDA's cron trigger for a window (its start
-// and end crons, WriteKEDACron) differs from serve's schedule: the
-// window's start or end hour does not exist that day (a spring-forward
-// skips it), or its start hour is read twice (a fall-back repeats it).
-// serve reads a window on the wall clock, open from the first reading of
-// its start (the instant the clock jumps past it when skipped) to the last
-// reading of its end (pkg/recommend); KEDA v2.21's cron scaler is active
-// while its end cron's next firing comes before its start cron's
-// (robfig/cron in the zone, which never fires a skipped time and fires a
-// repeated one twice), so:
-//   - a skipped start: KEDA's next start is the window's next occurrence,
-//     so it holds the floor from the occurrence before's end (a week for a
-//     window of one weekday) to this one's end; serve opens it at the jump;
-//   - a skipped end: KEDA's next end is the next occurrence's, after its
-//     next start, so it does not open the window that day; serve closes it
-//     at the jump;
-//   - a repeated start: KEDA opens it at the second reading, the change
-//     late (an hour in most zones).
+// DSTDay is a DST change (any change of loc's UTC offset) around which
+// KEDA's cron trigger for a window (its start and end crons,
+// WriteKEDACron) and serve's schedule (pkg/recommend, the window's cron
+// and hours) hold the floor at different times. serve reads the window on
+// the wall clock: open from the first reading of its start (the instant
+// the clock jumps past it when a change skips it) to the last reading of
+// its end. KEDA v2.21's cron scaler is active while its end cron's next
+// firing comes before its start cron's (kedaHolds), and robfig/cron, which
+// computes those firings, walks the zone's clock in ways a change upsets:
+//   - it never fires a time a change skips: with the start skipped it
+//     holds the floor from the occurrence before's end (a week for a
+//     window of one weekday); with the end skipped it does not open;
+//   - it reads an hour a change repeats from the reading time.Date picks
+//     (the second in a zone east of UTC): a start repeated opens late; in
+//     a 2 h repeat (Antarctica/Troll) an end at the repeat's first hour is
+//     missed from inside its second hour, closing an hour early, and a
+//     start there opens at the first reading of the next hour;
+//   - it walks hours by adding one, so after a change that is not a whole
+//     hour (Australia/Lord_Howe, 30 min) it lands on :30 and misses the
+//     whole hours after the change it looks for from before it: it can
+//     hold a floor from the occurrence before's end, or open late.
 //
-// In a zone whose change is not a whole hour (Australia/Lord_Howe), robfig
-// also misses the whole hours after the change when it looks from before
-// it: KEDA differs on days this does not name (deploy/kedae2e
-// TestKEDACronScalerOnDSTDays).
-//
-// A window a change falls inside, or whose end is repeated, is the same
-// in both.
+// DSTDays finds these spans by running both rules, not from a list of
+// zones; deploy/kedae2e TestKEDACronScalerOnDSTDays runs KEDA's own
+// scaler on the same days.
 type DSTDay struct {
-	// Day is noon of the window's day in its zone.
+	// Day is noon of the change's day in its zone.
 	Day time.Time
-	// StartSkipped, EndSkipped and StartRepeated say what the change does
-	// to the window that day.
-	StartSkipped, EndSkipped, StartRepeated bool
-	// Open and Close are when serve's schedule opens and closes the
-	// window that day; KEDAOpen, for a repeated start, when KEDA opens it.
-	Open, Close, KEDAOpen time.Time
+	// Change is the instant loc's offset changes; Shift how far the clock
+	// moves then (+1h a spring-forward, -2h Troll's fall-back).
+	Change time.Time
+	Shift  time.Duration
+	// KEDAOnly are the spans in which KEDA's trigger holds the floor and
+	// serve's schedule does not; ServeOnly the reverse. In order, each
+	// [From, To), to the quarter hour.
+	KEDAOnly, ServeOnly []Span
 }
 
-// DSTDays lists the days in the year from from on which KEDA's cron
-// trigger for the window, read in loc, differs from serve's schedule
-// (DSTDay). None in a zone without DST (nil is UTC).
-func (w Window) DSTDays(loc *time.Location, from time.Time) []DSTDay {
+// Span is the time from From to To, To excluded.
+type Span struct{ From, To time.Time }
+
+// dstBefore and dstAfter are how far before and after a change DSTDays
+// compares KEDA and serve: from beyond the end of a weekly window's
+// occurrence before it (KEDA can hold a floor from there) to two days
+// after.
+const dstBefore, dstAfter = 9 * 24 * time.Hour, 2 * 24 * time.Hour
+
+// DSTDays lists the offset changes in the year from from around which
+// KEDA's cron trigger for the window, read in loc, and serve's schedule
+// hold the floor at different times (DSTDay). None in a zone without
+// changes (nil is UTC). Errors: loc has no IANA name serve's schedule
+// can load (a time.FixedZone). Both rules are read at the middle of each
+// quarter hour: every zone's offsets and changes are whole quarter hours
+// and a window starts and ends on whole hours, so neither changes inside
+// one.
+func (w Window) DSTDays(loc *time.Location, from time.Time) ([]DSTDay, error) {
 	if loc == nil {
-		return nil // UTC: no DST
+		return nil, nil // UTC: no DST
+	}
+	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow) // KEDA's
+	start, err1 := parser.Parse(w.Cron())
+	end, err2 := parser.Parse(w.EndCron())
+	// serve's schedule for the window alone: the floor is 2 while it is open.
+	p := &recommend.Policy{Metrics: []recommend.Metric{{Signal: recommend.SignalQueue, Target: 1}}, Min: 1, Max: 2,
+		Schedule: []recommend.ScheduleWindow{{Cron: w.Cron(), Duration: time.Duration(w.Hours) * time.Hour, Min: 2, Location: loc.String()}}}
+	if err := errors.Join(err1, err2, p.Validate()); err != nil {
+		return nil, fmt.Errorf("window %q for %dh in %s: %w", w.Cron(), w.Hours, loc, err)
 	}
 	var out []DSTDay
-	f := from.In(loc)
-	for i := range 366 {
-		// Noon names the day: midnight itself is skipped in a few zones.
-		day := time.Date(f.Year(), f.Month(), f.Day()+i, 12, 0, 0, 0, loc)
-		if wd := day.Weekday(); wd < w.From || wd > w.To {
-			continue
+	for t := from; ; {
+		_, c := t.In(loc).ZoneBounds()
+		if c.IsZero() || !c.Before(from.AddDate(1, 0, 0)) {
+			return out, nil
 		}
-		y, m, d := day.Date()
-		// hour:00 of the day, the window's end at 24 and above the next day's
-		at := func(hour int) time.Time { return time.Date(y, m, d, hour, 0, 0, 0, time.UTC) }
-		open := wallclock.Readings(at(w.Hour), loc)
-		closing := wallclock.Readings(at(w.Hour+w.Hours), loc)
-		x := DSTDay{Day: day, StartSkipped: len(open) == 0, EndSkipped: len(closing) == 0, StartRepeated: len(open) == 2}
-		if !x.StartSkipped && !x.EndSkipped && !x.StartRepeated {
-			continue
+		t = c
+		_, before := c.Add(-time.Nanosecond).In(loc).Zone()
+		_, after := c.In(loc).Zone()
+		x := DSTDay{Change: c.In(loc), Shift: time.Duration(after-before) * time.Second}
+		cl := c.In(loc)
+		x.Day = time.Date(cl.Year(), cl.Month(), cl.Day(), 12, 0, 0, 0, loc)
+		const q = 15 * time.Minute
+		for at := c.Add(-dstBefore); at.Before(c.Add(dstAfter)); at = at.Add(q) {
+			mid := at.Add(q / 2)
+			k, s := kedaHolds(start, end, mid.In(loc)), p.Floor(mid) == 2
+			switch {
+			case k && !s:
+				x.KEDAOnly = extend(x.KEDAOnly, at, at.Add(q), loc)
+			case s && !k:
+				x.ServeOnly = extend(x.ServeOnly, at, at.Add(q), loc)
+			}
 		}
-		// serve's: the first reading of the start, the last of the end, or
-		// the jump past a skipped one.
-		x.Open, x.Close = wallclock.Past(at(w.Hour), loc), wallclock.Past(at(w.Hour+w.Hours), loc)
-		if n := len(closing); n > 0 {
-			x.Close = closing[n-1]
+		if len(x.KEDAOnly)+len(x.ServeOnly) > 0 {
+			out = append(out, x)
 		}
-		if x.StartSkipped && x.EndSkipped && x.Open.Equal(x.Close) {
-			continue // inside one gap: neither opens it
-		}
-		if x.StartRepeated {
-			x.KEDAOpen = open[1]
-		}
-		out = append(out, x)
 	}
-	return out
+}
+
+// extend adds [from, to) to spans, joining it to the last span when they
+// meet.
+func extend(spans []Span, from, to time.Time, loc *time.Location) []Span {
+	if n := len(spans); n > 0 && spans[n-1].To.Equal(from) {
+		spans[n-1].To = to.In(loc)
+		return spans
+	}
+	return append(spans, Span{from.In(loc), to.In(loc)})
+}
+
+// kedaHolds is KEDA v2.21's cron scaler's rule (pkg/scalers/cron_scaler.go
+// GetMetricsAndActivity), on the robfig/cron v3.0.1 it runs: the next
+// start and end after now (in the trigger's zone); active between them
+// when the start comes first, else unless past the end.
+func kedaHolds(start, end cron.Schedule, now time.Time) bool {
+	ns, ne := start.Next(now), end.Next(now)
+	if ns.Before(ne) {
+		return now.After(ns) && now.Before(ne)
+	}
+	return now.After(ns) || now.Before(ne)
 }

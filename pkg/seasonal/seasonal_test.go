@@ -408,12 +408,20 @@ func TestCheckStep(t *testing.T) {
 	}
 }
 
-// TestWindowDSTDays: the days in a year on which KEDA's cron trigger for a
-// window differs from serve's schedule, worked from the tz rules: Berlin
-// springs forward on 2027-03-28 at 01:00Z (02:00 CET -> 03:00 CEST) and
-// falls back on 2027-10-31 at 01:00Z (03:00 CEST -> 02:00 CET: 02:00 is
+// TestWindowDSTDays: the changes in a year around which KEDA's cron
+// trigger for a window and serve's schedule hold the floor at different
+// times, worked from the tz rules and robfig/cron v3.0.1's walk (Next adds
+// a second, then fixes month, day, hour, minute in turn: a wrong hour is
+// first set to its :00 with time.Date, then hours are added one by one).
+// Berlin springs forward on 2027-03-28 at 01:00Z (02:00 CET -> 03:00 CEST)
+// and falls back on 2027-10-31 at 01:00Z (03:00 CEST -> 02:00 CET: 02:00 is
 // read at 00:00Z and at 01:00Z); New York falls back on 2026-11-01 at
 // 06:00Z (02:00 EDT -> 01:00 EST: 01:00 is read at 05:00Z and at 06:00Z).
+// Antarctica/Troll's changes are 2 h: 2026-10-25 at 01:00Z (03:00 +02 ->
+// 01:00 +00: 01:00-03:00 read twice; time.Date takes the second reading),
+// 2027-03-28 at 01:00Z (01:00 +00 -> 03:00 +02: 01:00-03:00 skipped).
+// Australia/Lord_Howe's are 30 min: 2026-10-03 at 15:30Z (02:00 +1030 ->
+// 02:30 +11), 2027-04-03 at 15:00Z (02:00 +11 -> 01:30 +1030).
 func TestWindowDSTDays(t *testing.T) {
 	load := func(name string) *time.Location {
 		l, err := time.LoadLocation(name)
@@ -422,8 +430,10 @@ func TestWindowDSTDays(t *testing.T) {
 		}
 		return l
 	}
-	berlin, ny := load("Europe/Berlin"), load("America/New_York")
+	berlin, ny, troll, lordHowe := load("Europe/Berlin"), load("America/New_York"), load("Antarctica/Troll"), load("Australia/Lord_Howe")
 	from := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	october := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	july := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	utc := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
 		if err != nil {
@@ -431,50 +441,104 @@ func TestWindowDSTDays(t *testing.T) {
 		}
 		return v
 	}
-	same := func(a, b time.Time) bool { return a.Equal(b) || a.IsZero() && b.IsZero() }
+	span := func(a, b string) []Span { return []Span{{utc(a), utc(b)}} }
+	type day struct {
+		change          string
+		keda, serveOnly []Span
+	}
 	for _, tc := range []struct {
 		name string
 		w    Window
 		loc  *time.Location
 		from time.Time
-		want []DSTDay
+		want []day
 	}{
 		// 00:00 to 06:00: a change falls inside, its ends untouched: the same.
 		{"Sunday 00:00 6h, Berlin", Window{From: 0, To: 0, Hour: 0, Hours: 6, Min: 2}, berlin, from, nil},
 		{"weekdays 08:00 12h, Berlin", Window{From: 1, To: 5, Hour: 8, Hours: 12, Min: 2}, berlin, from, nil},
-		{"Sunday 02:00 4h, Berlin", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, berlin, from, []DSTDay{
-			{StartSkipped: true, Open: utc("2027-03-28T01:00:00Z"), Close: utc("2027-03-28T04:00:00Z")},
-			{StartRepeated: true, Open: utc("2027-10-31T00:00:00Z"), KEDAOpen: utc("2027-10-31T01:00:00Z"), Close: utc("2027-10-31T05:00:00Z")},
+		// A skipped start: robfig never fires it, so from the week
+		// before's end (06:00 CET, 05:00Z) KEDA's next start is the next
+		// week's, after this week's end: it holds the floor until the jump,
+		// where serve opens. A repeated start: serve opens at the first
+		// reading (00:00Z); robfig, from 01:xx CEST, sets 01:00 and adds an
+		// hour: 02:00 CEST; but from 02:xx CEST time.Date(02:00) is 02:00 CET,
+		// 01:00Z, where KEDA opens.
+		{"Sunday 02:00 4h, Berlin", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, berlin, from, []day{
+			{"2027-03-28T01:00:00Z", span("2027-03-21T05:00:00Z", "2027-03-28T01:00:00Z"), nil},
+			{"2027-10-31T01:00:00Z", nil, span("2027-10-31T00:00:00Z", "2027-10-31T01:00:00Z")},
 		}},
-		// Saturday 22:00 to Sunday 02:00: skipped on 2027-03-28 (serve closes
-		// at the jump, 01:00Z); repeated on 2027-10-31, the same in both.
-		{"Saturday 22:00 4h, Berlin", Window{From: 6, To: 6, Hour: 22, Hours: 4, Min: 2}, berlin, from, []DSTDay{
-			{EndSkipped: true, Open: utc("2027-03-27T21:00:00Z"), Close: utc("2027-03-28T01:00:00Z")},
+		// Saturday 22:00 to Sunday 02:00: its end skipped on 2027-03-28, so
+		// KEDA's next end is the next week's, after its next start: it does
+		// not open; serve holds it to the jump, 01:00Z. Its end repeated on
+		// 2027-10-31: the same in both.
+		{"Saturday 22:00 4h, Berlin", Window{From: 6, To: 6, Hour: 22, Hours: 4, Min: 2}, berlin, from, []day{
+			{"2027-03-28T01:00:00Z", nil, span("2027-03-27T21:00:00Z", "2027-03-28T01:00:00Z")},
 		}},
-		{"Sunday 01:00 5h, New York", Window{From: 0, To: 0, Hour: 1, Hours: 5, Min: 2}, ny, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
-			{StartRepeated: true, Open: utc("2026-11-01T05:00:00Z"), KEDAOpen: utc("2026-11-01T06:00:00Z"), Close: utc("2026-11-01T11:00:00Z")},
+		{"Sunday 01:00 5h, New York", Window{From: 0, To: 0, Hour: 1, Hours: 5, Min: 2}, ny, october, []day{
+			{"2026-11-01T06:00:00Z", nil, span("2026-11-01T05:00:00Z", "2026-11-01T06:00:00Z")},
 		}},
-		// Antarctica/Troll's changes are 2 h: 2026-10-25 at 01:00 UTC (03:00
-		// +02 -> 01:00 +00: 01:00-03:00 read twice), 2027-03-28 at 01:00 UTC
-		// (01:00 +00 -> 03:00 +02: 01:00-03:00 skipped).
-		{"Sunday 02:00 4h, Troll", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, load("Antarctica/Troll"), time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
-			{StartRepeated: true, Open: utc("2026-10-25T00:00:00Z"), KEDAOpen: utc("2026-10-25T02:00:00Z"), Close: utc("2026-10-25T06:00:00Z")},
-			{StartSkipped: true, Open: utc("2027-03-28T01:00:00Z"), Close: utc("2027-03-28T04:00:00Z")},
+		// Troll, start 02:00 repeated: from 01:xx +02 robfig's time.Date(01:00)
+		// is 01:00 +00 (01:00Z), past 02:00 +02 (00:00Z): KEDA opens at 02:00
+		// +00 (02:00Z), serve at 00:00Z. Start skipped: as Berlin's, from the
+		// week before's end (06:00Z) to the jump.
+		{"Sunday 02:00 4h, Troll", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, troll, october, []day{
+			{"2026-10-25T01:00:00Z", nil, span("2026-10-25T00:00:00Z", "2026-10-25T02:00:00Z")},
+			{"2027-03-28T01:00:00Z", span("2027-03-21T06:00:00Z", "2027-03-28T01:00:00Z"), nil},
 		}},
-		// 01:00 to 02:00 lies in Troll's gap on 2027-03-28: neither serve
-		// (open and closed at the jump) nor KEDA (neither cron fires) opens
-		// it, the same in both; its start is read twice on 2026-10-25.
-		{"Sunday 01:00 1h, Troll", Window{From: 0, To: 0, Hour: 1, Hours: 1, Min: 2}, load("Antarctica/Troll"), time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), []DSTDay{
-			{StartRepeated: true, Open: utc("2026-10-24T23:00:00Z"), KEDAOpen: utc("2026-10-25T01:00:00Z"), Close: utc("2026-10-25T02:00:00Z")},
+		// Troll, start 01:00 repeated, end 02:00: serve opens at the first
+		// reading of 01:00 (23:00Z). From 01:xx +02, KEDA's next end is
+		// time.Date(01:00) = 01:00Z plus an hour, 02:00Z, after its next
+		// start (01:00 +00 = 01:00Z): closed; from 02:00 +02 (00:00Z) its next
+		// start is next week's (time.Date(02:00) = 02:00Z is past 01:00Z), its
+		// next end 02:00Z: open. On 2027-03-28 01:00 to 02:00 lies in the gap:
+		// neither opens it.
+		{"Sunday 01:00 1h, Troll", Window{From: 0, To: 0, Hour: 1, Hours: 1, Min: 2}, troll, october, []day{
+			{"2026-10-25T01:00:00Z", nil, span("2026-10-24T23:00:00Z", "2026-10-25T00:00:00Z")},
+		}},
+		// Troll, end 01:00 repeated: serve closes at its last reading,
+		// 01:00Z. From 02:00 +02 (00:00Z) robfig's time.Date(02:00) is 02:00Z,
+		// past 01:00 +00 (01:00Z): KEDA's next end is next week's, after its
+		// next start: it closes at 00:00Z, an hour early. End skipped on
+		// 2027-03-28: KEDA does not open; serve holds it from 00:00Z to the
+		// jump.
+		{"Sunday 00:00 1h, Troll", Window{From: 0, To: 0, Hour: 0, Hours: 1, Min: 2}, troll, october, []day{
+			{"2026-10-25T01:00:00Z", nil, span("2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z")},
+			{"2027-03-28T01:00:00Z", nil, span("2027-03-28T00:00:00Z", "2027-03-28T01:00:00Z")},
+		}},
+		// Lord Howe, start 02:00 skipped: robfig adds an hour to 01:00 +1030
+		// and lands on 02:30 +11, off the hour, so from before the change it
+		// misses both 02:00 and 06:00 that day (next: the next week's) and
+		// holds nothing; from 02:30 +11 time.Date(02:00) is 02:30 too; from
+		// 03:00 +11 (16:00Z) its next start is next week's and its next end
+		// 06:00: open. serve opens at the jump, 15:30Z. Not at the fall-back:
+		// 02:00 +1030 comes after the repeated 01:30-02:00.
+		{"Sunday 02:00 4h, Lord Howe", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, lordHowe, july, []day{
+			{"2026-10-03T15:30:00Z", nil, span("2026-10-03T15:30:00Z", "2026-10-03T16:00:00Z")},
+		}},
+		// Lord Howe, Sunday 20:00 to Monday 00:00, untouched on the clock:
+		// from the occurrence before's end (Monday 00:00, 2026-09-27 13:30Z)
+		// KEDA's next start walks across the change, lands on 20:30 and
+		// misses it (next: a week later), while its next end is the coming
+		// Monday's: it holds the floor until 03:00 +11 (16:00Z), from which
+		// the walk starts on the hour. Likewise at the fall-back, from
+		// 2027-03-28 13:00Z (00:00 +11) to 02:00 +1030 (15:30Z).
+		{"Sunday 20:00 4h, Lord Howe", Window{From: 0, To: 0, Hour: 20, Hours: 4, Min: 2}, lordHowe, july, []day{
+			{"2026-10-03T15:30:00Z", span("2026-09-27T13:30:00Z", "2026-10-03T16:00:00Z"), nil},
+			{"2027-04-03T15:00:00Z", span("2027-03-28T13:00:00Z", "2027-04-03T15:30:00Z"), nil},
 		}},
 		{"Sunday 02:00 4h, UTC", Window{From: 0, To: 0, Hour: 2, Hours: 4, Min: 2}, time.UTC, from, nil},
 	} {
-		got := tc.w.DSTDays(tc.loc, tc.from)
+		got, err := tc.w.DSTDays(tc.loc, tc.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := func(a, b []Span) bool {
+			return slices.EqualFunc(a, b, func(x, y Span) bool { return x.From.Equal(y.From) && x.To.Equal(y.To) })
+		}
 		ok := len(got) == len(tc.want)
 		for i := 0; ok && i < len(got); i++ {
 			g, w := got[i], tc.want[i]
-			ok = g.StartSkipped == w.StartSkipped && g.EndSkipped == w.EndSkipped && g.StartRepeated == w.StartRepeated &&
-				same(g.Open, w.Open) && same(g.Close, w.Close) && same(g.KEDAOpen, w.KEDAOpen)
+			ok = g.Change.Equal(utc(w.change)) && same(g.KEDAOnly, w.keda) && same(g.ServeOnly, w.serveOnly)
 		}
 		if !ok {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
