@@ -1,13 +1,10 @@
 package load
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestAbortedStreamFails: vLLM ends a request it aborts (pause_generation
@@ -27,19 +24,11 @@ func TestAbortedStreamFails(t *testing.T) {
 		{`"length"`, ""},
 		{`{"type":"length"}`, ""},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, "finish_reason "+tc.finish, func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"index\":0,\"text\":\"b\"}]}\n\n")
 			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":%s}]}\n\n", tc.finish)
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n")
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("finish_reason %s: %v, %d records", tc.finish, err, len(recs))
-		}
-		r := recs[0]
+		}, nil)
 		switch {
 		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
 			t.Errorf("finish_reason %s: error %v; want %q", tc.finish, r.Err, tc.want)

@@ -343,20 +343,12 @@ func TestCutOffStreamFails(t *testing.T) {
 		done bool
 		want string
 	}{{false, "cut off: the stream ended after 2 text chunks without data: [DONE]"}, {true, ""}} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, fmt.Sprintf("done %v", tc.done), func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n")
 			if tc.done {
 				fmt.Fprint(w, "data: [DONE]\n\n")
 			}
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("done %v: %v, %d records", tc.done, err, len(recs))
-		}
-		r := recs[0]
+		}, nil)
 		switch {
 		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
 			t.Errorf("cut off: error %v, want %q", r.Err, tc.want)
@@ -425,20 +417,16 @@ func TestDurationFromFirstSend(t *testing.T) {
 // TPOT, no output throughput); a usage of 5 is taken as it is.
 func TestUsageZeroFallsBack(t *testing.T) {
 	for _, tc := range []struct{ usage, want int }{{0, 3}, {5, 5}} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, fmt.Sprintf("usage %d", tc.usage), func(w http.ResponseWriter, r *http.Request) {
 			for range 3 {
 				fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
 			}
 			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", tc.usage)
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 || recs[0].Err != nil {
-			t.Fatalf("usage %d: %v, %+v", tc.usage, err, recs)
+		}, func(c *Config) { c.MaxTokens = 3 })
+		if r.Err != nil {
+			t.Fatalf("usage %d: %v", tc.usage, r.Err)
 		}
-		if got := recs[0].OutputTokens; got != tc.want {
+		if got := r.OutputTokens; got != tc.want {
 			t.Errorf("usage %d: %d output tokens, want %d", tc.usage, got, tc.want)
 		}
 	}
@@ -692,18 +680,14 @@ func TestChatReasoningCounts(t *testing.T) {
 // the server's output can be recognised. It said only Go's "invalid
 // character 'n' looking for beginning of object key string".
 func TestBadChunkQuoted(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+	r := oneStream(t, "bad chunk", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {not json\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
-	recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-		Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
-	if err != nil || len(recs) != 1 || recs[0].Err == nil {
-		t.Fatalf("%v, %+v; want one failed request", err, recs)
+	}, func(c *Config) { c.MaxTokens = 3 })
+	if r.Err == nil {
+		t.Fatalf("%+v; want a failed request", r)
 	}
 	want := "bad stream chunk after 1 text chunks: invalid character 'n' looking for beginning of object key string: {not json"
-	if got := recs[0].Err.Error(); got != want {
+	if got := r.Err.Error(); got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }
@@ -715,8 +699,7 @@ func TestBadChunkQuoted(t *testing.T) {
 // "unexpected EOF" or "read tcp ...: connection reset by peer").
 func TestBrokenStreamSaysCutOff(t *testing.T) {
 	for _, reset := range []bool{false, true} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, fmt.Sprintf("reset %v", reset), func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n")
 			w.(http.Flusher).Flush() // chunked: no Content-Length
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -728,14 +711,8 @@ func TestBrokenStreamSaysCutOff(t *testing.T) {
 				_ = conn.(*net.TCPConn).SetLinger(0) // close sends RST
 			}
 			conn.Close()
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("reset %v: %v, %d records", reset, err, len(recs))
-		}
-		if e := recs[0].Err; e == nil || !strings.Contains(e.Error(), "cut off: the connection broke after 2 text chunks, before data: [DONE]") {
+		}, nil)
+		if e := r.Err; e == nil || !strings.Contains(e.Error(), "cut off: the connection broke after 2 text chunks, before data: [DONE]") {
 			t.Errorf("reset %v: error %v, want the cut-off named with its 2 text chunks", reset, e)
 		}
 	}

@@ -1,10 +1,8 @@
 package load
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,22 +21,14 @@ func TestStreamPastMaxTokensFails(t *testing.T) {
 		chunks int // -1: until the client goes
 		want   string
 	}{{-1, "the server streamed more than 24 text chunks for max_tokens 4: it does not honour max_tokens"}, {24, ""}} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		begin := time.Now()
+		r := oneStream(t, fmt.Sprintf("%d chunks", tc.chunks), func(w http.ResponseWriter, r *http.Request) {
 			for i := 0; (tc.chunks < 0 || i < tc.chunks) && r.Context().Err() == nil; i++ {
 				fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
-		}))
-		begin := time.Now()
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		}, nil)
 		took := time.Since(begin)
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("%d chunks: %v, %d records", tc.chunks, err, len(recs))
-		}
-		r := recs[0]
 		switch {
 		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
 			t.Errorf("endless stream: error %v, want %q", r.Err, tc.want)

@@ -1,13 +1,10 @@
 package load
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestFinishedStreamWithoutDone: TGI's OpenAI API sent no data: [DONE]
@@ -33,17 +30,8 @@ func TestFinishedStreamWithoutDone(t *testing.T) {
 		{"no finish_reason", chunk("a", "null") + chunk("b", "null") + chunk("c", "null"), "cut off: the stream ended after 3 text chunks without data: [DONE]"},
 		{"empty finish_reason", chunk("a", `""`) + chunk("b", `""`) + chunk("c", `""`), "cut off: the stream ended after 3 text chunks without data: [DONE]"},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, tc.stream)
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Chat: true, Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("%s: %v, %d records", tc.name, err, len(recs))
-		}
-		r := recs[0]
+		r := oneStream(t, tc.name, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, tc.stream) },
+			func(c *Config) { c.Chat, c.MaxTokens = true, 3 })
 		switch {
 		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
 			t.Errorf("%s: error %v; want %q", tc.name, r.Err, tc.want)

@@ -1,10 +1,8 @@
 package load
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +22,7 @@ func TestBrokenMidLineSaysWhatBrokeIt(t *testing.T) {
 		{true, "timed out: the stream did not end within the timeout of 1s (--timeout)"},
 		{false, "cut off: the connection broke after 1 text chunks, before data: [DONE]"},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, fmt.Sprintf("hang %v", tc.hang), func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"te")
 			w.(http.Flusher).Flush()
 			if tc.hang {
@@ -38,14 +35,8 @@ func TestBrokenMidLineSaysWhatBrokeIt(t *testing.T) {
 				return
 			}
 			conn.Close()
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: time.Second, MaxTokens: 4, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("hang %v: %v, %d records", tc.hang, err, len(recs))
-		}
-		if e := recs[0].Err; e == nil || !strings.Contains(e.Error(), tc.want) {
+		}, func(c *Config) { c.Timeout = time.Second })
+		if e := r.Err; e == nil || !strings.Contains(e.Error(), tc.want) {
 			t.Errorf("hang %v: error %v; want %q", tc.hang, e, tc.want)
 		}
 	}
