@@ -11,7 +11,8 @@ import (
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/infscale/infscale/internal/rulestest"
 )
 
 var update = flag.Bool("update", false, "rewrite the chart's copies: rules/ from the repository's rules/*.yml, timezones.txt from Go's time zone database")
@@ -19,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the chart's copies: rules/ from
 // The repository's rules (promtool checks and unit-tests them) and the
 // chart's copies of them, which templates/prometheusrule.yaml reads.
 var (
-	repoRulesGlob  = filepath.Join("..", "..", "rules", "*.yml")
+	repoRulesDir   = filepath.Join("..", "..", "rules")
+	repoRulesGlob  = filepath.Join(repoRulesDir, "*.yml")
 	chartRulesDir  = filepath.Join(chartDir, "rules")
 	chartRulesGlob = filepath.Join(chartRulesDir, "*.yml")
 )
@@ -73,28 +75,6 @@ func TestChartRulesMatchRules(t *testing.T) {
 	}
 }
 
-// repoRuleGroups decodes rules/*.yml strictly into prometheus-operator's
-// RuleGroups, in file name order (as deploy/test does for deploy/base).
-func repoRuleGroups(t *testing.T) []monitoringv1.RuleGroup {
-	t.Helper()
-	files, _ := filepath.Glob(repoRulesGlob)
-	var groups []monitoringv1.RuleGroup
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf struct {
-			Groups []monitoringv1.RuleGroup `json:"groups"`
-		}
-		if err := yaml.UnmarshalStrict(b, &rf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		groups = append(groups, rf.Groups...)
-	}
-	return groups
-}
-
 // TestPrometheusRule: prometheusRule.enabled renders one PrometheusRule with
 // exactly the rules of rules/*.yml (3 groups, infscale.alerts with 21
 // alerts, infscale.targets and infscale.servers with 25 recording rules
@@ -130,7 +110,7 @@ func TestPrometheusRule(t *testing.T) {
 	if alerts != 21 || records != 25 {
 		t.Errorf("%d alerts and %d recording rules, want 21 and 25 (rules/*.yml)", alerts, records)
 	}
-	sameGroups(t, pr.Spec.Groups, repoRuleGroups(t))
+	sameGroups(t, pr.Spec.Groups, rulestest.Groups[monitoringv1.RuleGroup](t, repoRulesDir))
 	base := readBase[monitoringv1.PrometheusRule](t, "base/prometheusrule.yaml")
 	if !reflect.DeepEqual(pr.Spec, base.Spec) {
 		t.Error("the chart's PrometheusRule spec differs from deploy/base/prometheusrule.yaml's")

@@ -10,6 +10,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/infscale/infscale/internal/rulestest"
 )
 
 var update = flag.Bool("update", false, "rewrite deploy/base/prometheusrule.yaml from rules/*.yml")
@@ -28,26 +30,10 @@ const prometheusRuleHeader = `# GENERATED from rules/infscale.rules.yml and rule
 // strictly into prometheus-operator's RuleGroup type and are rendered into
 // the PrometheusRule; the shipped file must be that rendering.
 func TestPrometheusRuleMatchesRules(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(deployDir, "..", "rules", "*.yml"))
-	if len(files) == 0 {
-		t.Fatal("no rules/*.yml")
-	}
 	pr := monitoringv1.PrometheusRule{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule"},
 		ObjectMeta: metav1.ObjectMeta{Name: "infscale"},
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf struct {
-			Groups []monitoringv1.RuleGroup `json:"groups"`
-		}
-		if err := yaml.UnmarshalStrict(b, &rf); err != nil {
-			t.Fatalf("%s as prometheus-operator RuleGroups: %v", f, err)
-		}
-		pr.Spec.Groups = append(pr.Spec.Groups, rf.Groups...)
+		Spec:       monitoringv1.PrometheusRuleSpec{Groups: rulestest.Groups[monitoringv1.RuleGroup](t, filepath.Join(deployDir, "..", "rules"))},
 	}
 	body, err := yaml.Marshal(pr)
 	if err != nil {
