@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,8 +226,8 @@ type tuned struct {
 	lastRun, checked time.Time
 	running          bool
 	// failures counts the in-process runs failed in a row since the last
-	// that succeeded (retryDelay); not persisted: after a restart the next
-	// failure waits tuneRetry again.
+	// that succeeded (retryDelay); kept in StateDir with lastRun, so that
+	// a restart neither runs at once nor backs off afresh.
 	failures int
 	// runFail is the last run failure logged at its level (a tune.dir
 	// file refused, read every minute); checkFail the last live-miss read
@@ -328,6 +330,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			// its queries: the operator's fix): tried at the next look,
 			// its back-off afresh (retryDelay), not hours later.
 			s.failures, s.lastRun = 0, time.Time{}
+			tn.dirty[t.cfg.Name] = true
 		}
 		s.cfg, s.live = t.cfg, t.policy
 		if sv := saved[t.cfg.Name]; !ok && sv != nil {
@@ -381,7 +384,12 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 
 // tuneSaved is a target's tuning state in StateDir/tune/NAME.json.
 type tuneSaved struct {
-	// Result is the last result taken (tune.TargetResult's JSON).
+	// Target is the target's name (a file with no Result is checked
+	// against it).
+	Target string `json:"target,omitempty"`
+	// Result is the last result taken (tune.TargetResult's JSON); nil
+	// when no run has succeeded yet and the file keeps only a failed
+	// run's LastRun and Failures.
 	Result *tune.TargetResult `json:"result"`
 	// Mode is the tune.mode it was saved under; State the
 	// infscale_tuned_policy_info state.
@@ -389,13 +397,40 @@ type tuneSaved struct {
 	State string          `json:"state"`
 	// Adopted is the adopted result (nil: the configured policy
 	// decides), AdoptedAt when it was adopted, Switched the last adopt or
-	// revert, LastRun the last in-process run's start.
+	// revert, LastRun the last in-process run's start; after a failed
+	// run, its retry time less tune.every (the next run is due at
+	// LastRun + every, as after a success).
 	Adopted   *tune.TargetResult `json:"adopted,omitempty"`
 	AdoptedAt time.Time          `json:"adopted_at,omitzero"`
 	// Reverted is the last policy reverted for its live misses.
 	Reverted string    `json:"reverted,omitempty"`
 	Switched time.Time `json:"switched,omitzero"`
 	LastRun  time.Time `json:"last_run,omitzero"`
+	// Failures counts the in-process runs failed in a row (retryDelay's
+	// failures), Config the digest (targetDigest) of the target's config
+	// they failed under: a restart with another config (the operator's
+	// fix; the chart restarts serve on a config change) tries the target
+	// at once, its back-off afresh, as a reload that changes it does.
+	Failures int    `json:"failures,omitempty"`
+	Config   string `json:"config,omitempty"`
+}
+
+// targetDigest is the first 16 hex digits of the SHA-256 of t's JSON
+// encoding: what a restart compares to tell a changed target from the one
+// its runs failed under ("" when t does not encode).
+func targetDigest(t *config.Target) string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// failedUnder reports whether digest (a tuneSaved's Config) is t's: a
+// target that does not encode is never the same (tried at once).
+func failedUnder(digest string, t *config.Target) bool {
+	return digest != "" && digest == targetDigest(t)
 }
 
 // savedPath is target name's file under StateDir.
@@ -431,7 +466,7 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 		}
 		var sv tuneSaved
 		if err == nil {
-			if err = json.Unmarshal(b, &sv); err == nil && (sv.Result == nil || sv.Result.Target != name) {
+			if err = json.Unmarshal(b, &sv); err == nil && (sv.Result == nil && (sv.Target != name || sv.LastRun.IsZero()) || sv.Result != nil && sv.Result.Target != name) {
 				err = fmt.Errorf("%s: not the tuning state of target %s", path, name)
 			} else if err != nil {
 				err = fmt.Errorf("%s: %w", path, err)
@@ -454,13 +489,30 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 // restore takes s's saved state (under mu; s.cfg and s.live set): its
 // result when it was tuned for s's config as it is now (Matches), its
 // state, its adopted candidate while the mode is still adopt, and its
-// switch and run times. It reports whether the result was taken.
+// switch and run times; the failed runs' back-off (lastRun, failures)
+// while the target is the one they failed under. It reports whether the
+// result was taken.
 func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
+	if sv.Result == nil {
+		// Only failed runs so far: the next is due at their retry.
+		if sv.Failures == 0 || failedUnder(sv.Config, &s.cfg) {
+			s.lastRun, s.failures = sv.LastRun, sv.Failures
+			tn.logger().Info("tuning back-off restored", "target", s.cfg.Name, "failures", sv.Failures, "due", sv.LastRun.Add(time.Duration(s.cfg.Tune.Every)))
+		}
+		return false
+	}
 	if err := sv.Result.Matches(&s.cfg, tn.replayPeriod()); err != nil {
 		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
 		return false
 	}
 	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	if sv.Failures > 0 {
+		if failedUnder(sv.Config, &s.cfg) {
+			s.failures = sv.Failures
+		} else {
+			s.lastRun = time.Time{} // changed since its runs failed: tried at once
+		}
+	}
 	tn.setReverted(s, sv.Reverted)
 	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
 		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
@@ -534,14 +586,18 @@ func (tn *Tuning) save() {
 		if s == nil {
 			continue
 		}
-		files = append(files, file{name: name, sv: tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
-			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun}})
+		sv := tuneSaved{Target: name, Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
+			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun, Failures: s.failures}
+		if s.failures > 0 {
+			sv.Config = targetDigest(&s.cfg)
+		}
+		files = append(files, file{name: name, sv: sv})
 	}
 	tn.mu.Unlock()
 	for _, f := range files {
 		path := tn.savedPath(f.name)
 		var err error
-		if f.sv.Result == nil { // dropped: nothing to restore
+		if f.sv.Result == nil && f.sv.LastRun.IsZero() { // dropped: nothing to restore
 			err = removeTuneState(path) // a missing file is no error
 		} else {
 			var b []byte
@@ -839,6 +895,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			// the failure is the replaced config's, not counted against
 			// the new one, which is tried at the next look.
 			s.lastRun, retry, failures = time.Time{}, tn.tick(), s.failures
+			tn.dirty[j.name] = true
 		case ctx.Err() == nil && s.cfg.Tune.Dir == "":
 			if errors.Is(err, tune.ErrShortHistory) {
 				retry = min(every, tuneRetry)
@@ -848,6 +905,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			}
 			failures = s.failures
 			s.lastRun = end.Add(retry - every) // due again retry after the end
+			tn.dirty[j.name] = true            // kept over a restart (StateDir)
 		}
 		if err == nil && res != nil {
 			// A reload during the run may have changed the terms it was

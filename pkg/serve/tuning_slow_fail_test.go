@@ -56,6 +56,12 @@ func (a *failingSlowAPI) Range(context.Context, string, time.Time, time.Time, ti
 // slowTuningAt is an in-process tune: target (every: every) on api's clock.
 func slowTuningAt(t *testing.T, api *failingSlowAPI, every string) (*Loop, *Tuning, *buftest.Buffer, func(every string) *config.File) {
 	t.Helper()
+	return slowTuningIn(t, api, every, "")
+}
+
+// slowTuningIn is slowTuningAt with serve's --state-dir state ("": none).
+func slowTuningIn(t *testing.T, api *failingSlowAPI, every, state string) (*Loop, *Tuning, *buftest.Buffer, func(every string) *config.File) {
+	t.Helper()
 	cfgAt := func(every string) *config.File {
 		f := tuneTestConfig(t, "http://127.0.0.1:1", "shadow", "2s")
 		d, err := model.ParseDuration(every)
@@ -69,7 +75,7 @@ func slowTuningAt(t *testing.T, api *failingSlowAPI, every string) (*Loop, *Tuni
 	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: api.Now})
 	tn := NewTuning(reg)
 	var log buftest.Buffer
-	tn.API, tn.Period, tn.Now, tn.Log = api, 15*time.Second, api.Now, slog.New(slog.NewTextHandler(&log, nil))
+	tn.API, tn.Period, tn.Now, tn.Log, tn.StateDir = api, 15*time.Second, api.Now, slog.New(slog.NewTextHandler(&log, nil)), state
 	l.SetTuning(tn)
 	if err := l.SetConfig(context.Background(), cfgAt(every)); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,147 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/buftest"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TestTuningFailedBackOffSurvivesRestart: with --state-dir, a failed
+// in-process run keeps its retry time and the count of failures in a row
+// over a restart, as a successful run keeps its time. Before, a failure
+// marked nothing to save (and a target without a result had no file to
+// save), so a serve restarted during the back-off ran at once, its count
+// back at 1. Every 24h, runs failing after 10 minutes (retryDelay: 15m,
+// 30m, 1h from each end):
+//
+//	12:00-12:10 fails, failures 1, due 12:10 + 15m = 12:25
+//	restart at 12:20: not run at 12:20 nor 12:24; run at 12:25
+//	12:25-12:35 fails, failures 2, due 12:35 + 30m = 13:05
+//	restart at 12:50: not run at 13:04; run at 13:05
+//	13:05-13:15 fails, failures 3 (1h), due 14:15
+//	restart at 13:20 with every 12h (the operator's fix, as a reload
+//	that changes the target): run at once, its back-off afresh
+//	13:20-13:30 fails, failures 1, due 13:45
+func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	state := t.TempDir()
+	api := &failingSlowAPI{now: day.Add(12 * time.Hour)}
+	var tn *Tuning
+	var said func() string
+	start := func(every string) {
+		var log buftest.Buffer
+		_, tn, _, _ = slowTuningIn(t, api, every, state)
+		tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		said = log.String
+	}
+	stepAt := func(hh, mm int) bool {
+		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+		api.mu.Lock()
+		api.now, api.took = at, 10*time.Minute
+		api.mu.Unlock()
+		tn.Step(context.Background())
+		return !api.Now().Equal(at)
+	}
+	for _, c := range []struct {
+		restart string // every to restart with first, "" none
+		hh, mm  int
+		run     bool
+		said    string // the failure's line, when run
+	}{
+		{"24h", 12, 0, true, "failures=1 retry_in=15m0s"},
+		{"24h", 12, 20, false, ""}, // before: run at once, failures=1 again
+		{"", 12, 24, false, ""},
+		{"", 12, 25, true, "failures=2 retry_in=30m0s"},
+		{"24h", 12, 50, false, ""},
+		{"", 13, 4, false, ""},
+		{"", 13, 5, true, "failures=3 retry_in=1h0m0s"},
+		{"12h", 13, 20, true, "failures=1 retry_in=15m0s"},
+		{"", 13, 44, false, ""},
+		{"", 13, 45, true, "failures=2 retry_in=30m0s"},
+	} {
+		if c.restart != "" {
+			api.mu.Lock()
+			api.now = day.Add(time.Duration(c.hh)*time.Hour + time.Duration(c.mm)*time.Minute)
+			api.mu.Unlock()
+			start(c.restart)
+		}
+		mark := len(said())
+		if ran := stepAt(c.hh, c.mm); ran != c.run {
+			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
+		}
+		if got := said()[mark:]; c.run && !strings.Contains(got, c.said) {
+			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, got, c.said)
+		}
+	}
+}
+
+// TestTuningFailedBackOffWithResultSurvivesRestart: the same for a target
+// whose state file holds a result (restored with it): the failure's retry
+// replaces the successful run's time in the file. Every 24h; the file's
+// last run yesterday 11:00, so due today 11:00: the 12:00 run goes,
+// fails at 12:10 (failures 1, due 12:25). A restart at 12:20 keeps the
+// result and does not run until 12:25 (before: the file still said
+// yesterday 11:00, and it ran at once), whose failure is the second in a
+// row (30m).
+func TestTuningFailedBackOffWithResultSurvivesRestart(t *testing.T) {
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	state := t.TempDir()
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	sv := tuneSaved{Result: &tune.TargetResult{Target: "chat", At: day.Add(-13 * time.Hour), SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}, Mode: config.TuneShadow, State: TuneStateShadow, LastRun: day.Add(-13 * time.Hour)}
+	b, err := json.Marshal(sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(state, "tune"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "tune", "chat.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := &failingSlowAPI{}
+	var tn *Tuning
+	var said func() string
+	for _, c := range []struct {
+		restart bool
+		hh, mm  int
+		run     bool
+		said    string // the failure's line, when run
+	}{
+		{true, 12, 0, true, "failures=1 retry_in=15m0s"},
+		{true, 12, 20, false, ""}, // before: run at once
+		{false, 12, 24, false, ""},
+		{false, 12, 25, true, "failures=2 retry_in=30m0s"},
+	} {
+		at := day.Add(time.Duration(c.hh)*time.Hour + time.Duration(c.mm)*time.Minute)
+		api.mu.Lock()
+		api.now, api.took = at, 10*time.Minute
+		api.mu.Unlock()
+		if c.restart {
+			var log buftest.Buffer
+			_, tn, _, _ = slowTuningIn(t, api, "24h", state)
+			tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			said = log.String
+			if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:8" {
+				t.Errorf("%02d:%02d restart: state %q %q, want shadow queue:8 (the file's result)", c.hh, c.mm, s, p)
+			}
+		}
+		mark := len(said())
+		tn.Step(context.Background())
+		if ran := !api.Now().Equal(at); ran != c.run {
+			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
+		}
+		if got := said()[mark:]; c.run && !strings.Contains(got, c.said) {
+			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, got, c.said)
+		}
+	}
+}
