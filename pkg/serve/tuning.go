@@ -264,7 +264,7 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 		errorsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tuning_errors_total",
 			Help: "Failed tuning runs of a target with a tune: block (in process, or its tune.dir result refused), each time, though logged once; too little history (a new target) is not counted."}, []string{"target"}),
 		lastOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuning_last_run_successful",
-			Help: "0 while the last tuning run of a target with a tune: block failed (in process, or its tune.dir result refused; a failing in-process run is retried hours apart), 1 otherwise: from its start, after a run that succeeded or found too little history."}, []string{"target"}),
+			Help: "0 while the last tuning run of a target with a tune: block failed (in process, or its tune.dir result refused; a failing in-process run is retried hours apart; from the start when --state-dir kept the failures of the config running), 1 otherwise: from its start, after a run that succeeded or found too little history."}, []string{"target"}),
 	}
 	reg.MustRegister(t.candidate, t.info, t.revertedVec, t.errorsVec, t.lastOK)
 	return t
@@ -497,7 +497,7 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 		// Only failed runs so far: the next is due at their retry.
 		if sv.Failures == 0 || failedUnder(sv.Config, &s.cfg) {
 			s.lastRun, s.failures = sv.LastRun, sv.Failures
-			tn.logger().Info("tuning back-off restored", "target", s.cfg.Name, "failures", sv.Failures, "due", sv.LastRun.Add(time.Duration(s.cfg.Tune.Every)))
+			tn.restoredFailures(s)
 		}
 		return false
 	}
@@ -509,6 +509,7 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 	if sv.Failures > 0 {
 		if failedUnder(sv.Config, &s.cfg) {
 			s.failures = sv.Failures
+			tn.restoredFailures(s)
 		} else {
 			s.lastRun = time.Time{} // changed since its runs failed: tried at once
 		}
@@ -528,6 +529,18 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 	tn.setInfo(s, s.res.Policy, state)
 	tn.logger().Info("tuning state restored", "target", s.cfg.Name, "policy", s.res.Policy, "state", state, "tuned_at", s.res.At)
 	return true
+}
+
+// restoredFailures says s's back-off taken from StateDir (under mu) and,
+// when runs failed in a row before the restart, sets
+// infscale_tuning_last_run_successful to 0: the last run failed, and
+// InfscaleTuningErrors goes on firing until one succeeds.
+func (tn *Tuning) restoredFailures(s *tuned) {
+	if s.failures == 0 {
+		return
+	}
+	tn.lastOK.WithLabelValues(s.cfg.Name).Set(0)
+	tn.logger().Info("tuning back-off restored", "target", s.cfg.Name, "failures", s.failures, "due", s.lastRun.Add(time.Duration(s.cfg.Tune.Every)))
 }
 
 // writeTuneState is save's write of a tune/NAME.json, durable

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/tune"
@@ -31,6 +33,11 @@ import (
 //	restart at 13:20 with every 12h (the operator's fix, as a reload
 //	that changes the target): run at once, its back-off afresh
 //	13:20-13:30 fails, failures 1, due 13:45
+//
+// infscale_tuning_last_run_successful is 0 from each restart that kept
+// failures (the last run failed; before, 1 until the next run failed, and
+// InfscaleTuningErrors resolved meanwhile), 1 from the restart with the
+// config changed (its runs have not failed yet).
 func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
 	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	state := t.TempDir()
@@ -54,25 +61,29 @@ func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
 	for _, c := range []struct {
 		restart string // every to restart with first, "" none
 		hh, mm  int
+		ok      float64 // infscale_tuning_last_run_successful after the restart
 		run     bool
 		said    string // the failure's line, when run
 	}{
-		{"24h", 12, 0, true, "failures=1 retry_in=15m0s"},
-		{"24h", 12, 20, false, ""}, // before: run at once, failures=1 again
-		{"", 12, 24, false, ""},
-		{"", 12, 25, true, "failures=2 retry_in=30m0s"},
-		{"24h", 12, 50, false, ""},
-		{"", 13, 4, false, ""},
-		{"", 13, 5, true, "failures=3 retry_in=1h0m0s"},
-		{"12h", 13, 20, true, "failures=1 retry_in=15m0s"},
-		{"", 13, 44, false, ""},
-		{"", 13, 45, true, "failures=2 retry_in=30m0s"},
+		{"24h", 12, 0, 1, true, "failures=1 retry_in=15m0s"},
+		{"24h", 12, 20, 0, false, ""}, // before: run at once, failures=1 again
+		{"", 12, 24, 0, false, ""},
+		{"", 12, 25, 0, true, "failures=2 retry_in=30m0s"},
+		{"24h", 12, 50, 0, false, ""},
+		{"", 13, 4, 0, false, ""},
+		{"", 13, 5, 0, true, "failures=3 retry_in=1h0m0s"},
+		{"12h", 13, 20, 1, true, "failures=1 retry_in=15m0s"},
+		{"", 13, 44, 0, false, ""},
+		{"", 13, 45, 0, true, "failures=2 retry_in=30m0s"},
 	} {
 		if c.restart != "" {
 			api.mu.Lock()
 			api.now = day.Add(time.Duration(c.hh)*time.Hour + time.Duration(c.mm)*time.Minute)
 			api.mu.Unlock()
 			start(c.restart)
+			if got := testutil.ToFloat64(tn.lastOK.WithLabelValues("chat")); got != c.ok {
+				t.Errorf("%02d:%02d restart: infscale_tuning_last_run_successful %v, want %v", c.hh, c.mm, got, c.ok)
+			}
 		}
 		mark := len(said())
 		if ran := stepAt(c.hh, c.mm); ran != c.run {
@@ -133,6 +144,10 @@ func TestTuningFailedBackOffWithResultSurvivesRestart(t *testing.T) {
 			said = log.String
 			if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:8" {
 				t.Errorf("%02d:%02d restart: state %q %q, want shadow queue:8 (the file's result)", c.hh, c.mm, s, p)
+			}
+			// 0 once a failure is kept (the 12:20 restart), 1 before.
+			if got, want := testutil.ToFloat64(tn.lastOK.WithLabelValues("chat")), map[bool]float64{true: 1, false: 0}[c.hh == 12 && c.mm == 0]; got != want {
+				t.Errorf("%02d:%02d restart: infscale_tuning_last_run_successful %v, want %v", c.hh, c.mm, got, want)
 			}
 		}
 		mark := len(said())
