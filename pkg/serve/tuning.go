@@ -408,9 +408,11 @@ type tuneSaved struct {
 	LastRun  time.Time `json:"last_run,omitzero"`
 	// Failures counts the in-process runs failed in a row (retryDelay's
 	// failures), Config the digest (targetDigest) of the target's config
-	// they failed under: a restart with another config (the operator's
-	// fix; the chart restarts serve on a config change) tries the target
-	// at once, its back-off afresh, as a reload that changes it does.
+	// when saved: a restart with another config (the operator's fix; the
+	// chart restarts serve on a config change) tries a target whose runs
+	// failed (or, without a result, found too little history) at once,
+	// its back-off afresh, as a reload that changes it does; a LastRun
+	// shifted by the old every is not read against a new one.
 	Failures int    `json:"failures,omitempty"`
 	Config   string `json:"config,omitempty"`
 }
@@ -494,8 +496,9 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 // result was taken.
 func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 	if sv.Result == nil {
-		// Only failed runs so far: the next is due at their retry.
-		if sv.Failures == 0 || failedUnder(sv.Config, &s.cfg) {
+		// Only failed runs so far (or too little history): due at their
+		// retry, under the config they ran under.
+		if failedUnder(sv.Config, &s.cfg) {
 			s.lastRun, s.failures = sv.LastRun, sv.Failures
 			tn.restoredFailures(s)
 		}
@@ -600,10 +603,7 @@ func (tn *Tuning) save() {
 			continue
 		}
 		sv := tuneSaved{Target: name, Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
-			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun, Failures: s.failures}
-		if s.failures > 0 {
-			sv.Config = targetDigest(&s.cfg)
-		}
+			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun, Failures: s.failures, Config: targetDigest(&s.cfg)}
 		files = append(files, file{name: name, sv: sv})
 	}
 	tn.mu.Unlock()
