@@ -928,6 +928,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 		if stale != nil {
 			s.lastRun = time.Time{}
+			tn.dirty[j.name] = true // its failures, if any, ended too
 		} else if err == nil && res != nil {
 			// Adopted when the run ends, not when it began: an in-process
 			// run takes minutes, during which the configured policy
