@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -41,6 +42,14 @@ func OpenMooncake(name string) (Reader, error) {
 // mooncakeWant is what a Mooncake row is, for errors.
 const mooncakeWant = `want a JSON object {"timestamp": ms, "input_length": n, "output_length": n}`
 
+// mooncakeTokens is what each token count may be, for errors: the range
+// the CSV formats name too (a Request holds int32 counts; 3000000000 was
+// refused as "want an integer >= 1").
+var mooncakeTokens = map[string]string{
+	"input_length":  fmt.Sprintf("want an integer 1..%d", math.MaxInt32),
+	"output_length": fmt.Sprintf("want an integer 0..%d", math.MaxInt32),
+}
+
 func (r *mooncakeReader) Next() (Request, error) {
 	b, err := r.nextNonBlank()
 	if err != nil {
@@ -57,15 +66,15 @@ func (r *mooncakeReader) Next() (Request, error) {
 	case row.Timestamp == nil:
 		return Request{}, r.errorf("no \"timestamp\": %s", mooncakeWant)
 	case *row.Timestamp < 0 || math.IsInf(*row.Timestamp, 0):
-		return Request{}, r.errorf("timestamp: want milliseconds >= 0")
+		return Request{}, r.errorf("timestamp %g: want milliseconds >= 0", *row.Timestamp)
 	case row.InputLength == nil:
 		return Request{}, r.errorf("no \"input_length\": %s", mooncakeWant)
 	case *row.InputLength < 1 || *row.InputLength > math.MaxInt32:
-		return Request{}, r.errorf("input_length: want an integer >= 1")
+		return Request{}, r.errorf("input_length %d: %s", *row.InputLength, mooncakeTokens["input_length"])
 	case row.OutputLength == nil:
 		return Request{}, r.errorf("no \"output_length\": %s", mooncakeWant)
 	case *row.OutputLength < 0 || *row.OutputLength > math.MaxInt32:
-		return Request{}, r.errorf("output_length: want an integer >= 0")
+		return Request{}, r.errorf("output_length %d: %s", *row.OutputLength, mooncakeTokens["output_length"])
 	}
 	t := *row.Timestamp / 1000
 	if msg := r.check(t); msg != "" {
@@ -118,11 +127,11 @@ func (r *mooncakeReader) decode(b []byte) (mooncakeRow, error) {
 		if err := dec.Decode(dst); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				want := "an integer"
+				want := mooncakeTokens[key]
 				if key == "timestamp" {
-					want = "a number of milliseconds"
+					want = "want a number of milliseconds"
 				}
-				return row, r.errorf("%s: a JSON %s: want %s", key, te.Value, want)
+				return row, r.errorf("%s: a JSON %s: %s", key, te.Value, want)
 			}
 			return row, r.malformed(err)
 		}

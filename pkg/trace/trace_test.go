@@ -129,7 +129,14 @@ func TestBadRows(t *testing.T) {
 		{"moonnull.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\nnull\n", `moonnull.jsonl:2: want a JSON object {"timestamp": ms, "input_length": n, "output_length": n}, found "null"`},
 		{"moonarr.jsonl", "[1, 2, 3]\n", "moonarr.jsonl:1: want a JSON object"},
 		{"moonnots.jsonl", "{\"input_length\": 5, \"output_length\": 1}\n", `moonnots.jsonl:1: no "timestamp"`},
-		{"moonnegts.jsonl", "{\"timestamp\": -1, \"input_length\": 5, \"output_length\": 1}\n", "moonnegts.jsonl:1: timestamp: want milliseconds >= 0"},
+		{"moonnegts.jsonl", "{\"timestamp\": -1, \"input_length\": 5, \"output_length\": 1}\n", "moonnegts.jsonl:1: timestamp -1: want milliseconds >= 0"},
+		// A count past int32 is refused with the range, as the CSV
+		// formats name it (it said "want an integer >= 1" of 3000000000),
+		// and with the value; so is one too large for any integer.
+		{"moonbig.jsonl", "{\"timestamp\": 0, \"input_length\": 3000000000, \"output_length\": 1}\n", "moonbig.jsonl:1: input_length 3000000000: want an integer 1..2147483647"},
+		{"moonnegin.jsonl", "{\"timestamp\": 0, \"input_length\": -3, \"output_length\": 1}\n", "moonnegin.jsonl:1: input_length -3: want an integer 1..2147483647"},
+		{"moonnegout.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": -50}\n", "moonnegout.jsonl:1: output_length -50: want an integer 0..2147483647"},
+		{"moonhuge.jsonl", "{\"timestamp\": 0, \"input_length\": 1e30, \"output_length\": 1}\n", "moonhuge.jsonl:1: input_length: a JSON number 1e30: want an integer 1..2147483647"},
 		{"moonnoout.jsonl", "{\"timestamp\": 0, \"input_length\": 5}\n", `moonnoout.jsonl:1: no "output_length"`},
 		// 2^31 does not fit a token count; the message says what does.
 		{"big.csv", "0,2147483648,1\n", "big.csv:1: prompt_tokens \"2147483648\": want an integer 1..2147483647"},
