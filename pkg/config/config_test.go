@@ -189,6 +189,16 @@ func TestBadFiles(t *testing.T) {
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",
 		},
+		// A key indented deeper than its siblings (line 3, three spaces)
+		// is named by goccy at the value above it, line 2's "chat" at
+		// column 9; one indented less than them (line 4, one space) at
+		// itself, column 2. Each says what to look for.
+		"deeper.bad.yaml": {
+			"deeper.bad.yaml:2:9: mapping value is not allowed in this context (quote a value that holds ': '; or a line below it is indented deeper than the keys beside it)",
+		},
+		"shallower.bad.yaml": {
+			"shallower.bad.yaml:4:2: value is not allowed in this context (indentation: a key lines up with the keys beside it)",
+		},
 		"empty.bad.yaml": {
 			"empty.bad.yaml: empty configuration",
 		},

@@ -172,8 +172,16 @@ func (d *strictDecoder) document(data []byte, root func(body ast.Node) string) (
 				e.Line, e.Column = tk.Position.Line, tk.Position.Column
 			}
 		}
-		if strings.Contains(e.Msg, "'\t'") || strings.Contains(e.Msg, "tab character") {
+		switch {
+		case strings.Contains(e.Msg, "'\t'") || strings.Contains(e.Msg, "tab character"):
 			e.Msg = strings.ReplaceAll(e.Msg, "\t", `\t`) + " (YAML indents with spaces, not tabs)"
+		case e.Msg == "mapping value is not allowed in this context":
+			// goccy names the value before the stray ':': on its own
+			// line (name: chat: x), or the line above one indented too
+			// deep, whose key then reads as that value's continuation.
+			e.Msg += " (quote a value that holds ': '; or a line below it is indented deeper than the keys beside it)"
+		case e.Msg == "value is not allowed in this context":
+			e.Msg += " (indentation: a key lines up with the keys beside it)"
 		}
 		return nil, Errors{e}
 	}
