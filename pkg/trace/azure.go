@@ -68,7 +68,14 @@ func OpenAzureCSV(name string) (Reader, error) {
 		l.Close()
 		return nil, err
 	}
-	return &azureReader{records: r}, nil
+	a := &azureReader{records: r}
+	a.show = func(t float64) string {
+		if math.Abs(t) >= math.MaxInt64/1e9 { // 292 years: past a Duration
+			return fmt.Sprintf("%.6g s after the first row", t)
+		}
+		return a.t0.Add(time.Duration(math.Round(t * 1e9))).Format(azureLayout)
+	}
+	return a, nil
 }
 
 func (r *azureReader) Next() (Request, error) {

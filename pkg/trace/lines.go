@@ -192,6 +192,11 @@ func (l *lines) lengths(pf, of string, pname, oname string) (prompt, output int3
 type order struct {
 	last      float64
 	seen, off bool
+	// show writes an arrival (seconds from the trace's zero) as the file
+	// writes its times, for the complaint: Mooncake's milliseconds,
+	// Azure's dates (its seconds count from the first row, so a row
+	// before it read "-6.68059 s"); nil: seconds.
+	show func(t float64) string
 }
 
 // unordered turns the check off (for Sorted).
@@ -200,7 +205,11 @@ func (o *order) unordered() { o.off = true }
 // check returns a non-empty complaint when t is before the previous arrival.
 func (o *order) check(t float64) string {
 	if o.seen && t < o.last && !o.off {
-		return fmt.Sprintf("timestamp %.6g s is before the previous row's %.6g s: rows must be in arrival order (or pass --sort)", t, o.last)
+		show := o.show
+		if show == nil {
+			show = func(t float64) string { return fmt.Sprintf("%.6g s", t) }
+		}
+		return fmt.Sprintf("timestamp %s is before the previous row's %s: rows must be in arrival order (or pass --sort)", show(t), show(o.last))
 	}
 	o.seen, o.last = true, t
 	return ""

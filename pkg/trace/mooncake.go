@@ -36,7 +36,9 @@ func OpenMooncake(name string) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mooncakeReader{lines: l}, nil
+	r := &mooncakeReader{lines: l}
+	r.show = func(t float64) string { return fmt.Sprintf("%.10g ms", t*1000) }
+	return r, nil
 }
 
 // mooncakeWant is what a Mooncake row is, for errors.

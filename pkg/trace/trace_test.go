@@ -123,6 +123,16 @@ func TestBadRows(t *testing.T) {
 		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer 1..2147483647"},
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
 		{"unsorted.csv", "0,1,1\n5,1,1\n4,1,1\n", "unsorted.csv:3: timestamp 4 s is before the previous row's 5 s"},
+		// Out of order in the file's own times: Mooncake's milliseconds
+		// (it said "0.01 s is before the previous row's 0.1 s" of 10 and
+		// 100), Azure's dates (its seconds count from the first row: a
+		// row 6.68059 s before it read "-6.68059 s ... 0 s").
+		{"moonunsorted.jsonl", "{\"timestamp\": 100, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 1}\n",
+			"moonunsorted.jsonl:2: timestamp 10 ms is before the previous row's 100 ms: rows must be in arrival order (or pass --sort)"},
+		{"azunsorted.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:40,374,44\n",
+			"azunsorted.csv:3: timestamp 2023-11-16 18:15:40 is before the previous row's 2023-11-16 18:15:46.68059: rows must be in arrival order (or pass --sort)"},
+		{"azunsorted2.csv", AzureHeader + "\n2023-11-16 18:15:40,374,44\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:46.5,374,44\n",
+			"azunsorted2.csv:4: timestamp 2023-11-16 18:15:46.5 is before the previous row's 2023-11-16 18:15:46.68059: rows must be in arrival order (or pass --sort)"},
 		{"azure.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15,1,1\n", "azure.csv:3: TIMESTAMP"},
 		{"moon.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 1}\n", `moon.jsonl:2: no "input_length"`},
 		{"moonjson.jsonl", "not json\n", "moonjson.jsonl:1: want a JSON object"},
