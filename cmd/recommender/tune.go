@@ -86,7 +86,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return invalidf("--max-miss %g: want a percentage from 0 to 100 (0.1 is one request in a thousand; 0 allows no miss)", c.MaxMiss)
 	}
 	if !(c.Holdout > 0 && c.Holdout < 1) {
-		return invalidf("--holdout %g: want a fraction between 0 and 1, e.g. 0.25", c.Holdout)
+		return invalidf("--holdout %g: want a fraction more than 0 and less than 1 (the share of the span held out at its end), e.g. 0.25", c.Holdout)
 	}
 	if c.Finalists < 1 {
 		return invalidf("--finalists %d: want at least 1", c.Finalists)

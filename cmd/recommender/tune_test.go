@@ -93,6 +93,9 @@ func TestTuneBadInput(t *testing.T) {
 		// 100 is within "0 to 100": the next check (--holdout) is reached.
 		{[]string{"tune", "--trace", "reference", "--max-miss", "100", "--holdout", "1"}, "--holdout 1"},
 		{[]string{"tune", "--trace", "reference", "--holdout", "1"}, "--holdout"},
+		// 0 is refused as 1 is: the bounds are not "between 0 and 1"'s
+		// (the message read as if 0 were allowed).
+		{[]string{"tune", "--trace", "reference", "--holdout", "0"}, "--holdout 0: want a fraction more than 0 and less than 1 (the share of the span held out at its end), e.g. 0.25"},
 		{[]string{"tune", "--trace", "reference", "--plot", "x.pdf"}, "--plot"},
 		{[]string{"tune", "--trace", "reference", "--prometheus-url", "http://127.0.0.1:1"}, "one source"},
 		{[]string{"tune", "--trace", "nope.csv"}, "--trace"},
