@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
@@ -129,6 +130,13 @@ func (e *QueryError) Error() string {
 			// Prometheus answers a bad query 400 or 422, never 404: the
 			// path is wrong.
 			detail += " (nothing answers at the URL's /api/v1/: it is probably not a Prometheus API root, or its path prefix is wrong; give the base URL, e.g. http://prometheus:9090)"
+		}
+		if _, dns := errors.AsType[*net.DNSError](e.Err); dns {
+			detail += " (the URL's host name does not resolve here: check the URL)"
+		} else if errors.Is(e.Err, syscall.ECONNREFUSED) {
+			// Said at once, not retried (Retryable): a run whose first
+			// query is refused ends with this line.
+			detail += " (nothing listens there: is Prometheus up? check the URL's host and port)"
 		}
 		fmt.Fprintf(&b, ": %s", detail)
 	}
