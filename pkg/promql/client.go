@@ -143,22 +143,37 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, timeoutName: cfg.TimeoutName, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
 }
 
+// errClientTimeout is the cause of a query's context that the client's
+// own timeout ended (Client.context), not a caller's deadline. net/http
+// returns a context's cause as the request's error, so it reads and
+// matches as context.DeadlineExceeded, which it wraps.
+var errClientTimeout error = clientTimeout{}
+
+type clientTimeout struct{}
+
+func (clientTimeout) Error() string { return context.DeadlineExceeded.Error() }
+func (clientTimeout) Unwrap() error { return context.DeadlineExceeded }
+
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
 	if c.timeout <= 0 {
 		return ctx, func() {}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errClientTimeout)
 	return ctx, cancel, []v1.Option{v1.WithTimeout(c.timeout)}
 }
 
 // queryError classifies a failed query's err; a timeout says the
 // client's timeout, the knob to turn (backtest's --query-timeout, serve's
 // prometheus.timeout), not only "context deadline exceeded".
-func (c *Client) queryError(ctx context.Context, query string, err error, began time.Time) *QueryError {
+func (c *Client) queryError(ctx context.Context, query string, err error) *QueryError {
 	r := classify(err)
 	err = withCause(ctx, err)
-	// The client's own deadline, not a caller's shorter one.
-	if r == ReasonTimeout && c.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && time.Since(began) >= c.timeout {
+	// The client's own deadline, not a caller's shorter one: told by the
+	// context's cause. (It was told by the time since the query began,
+	// taken after the deadline was set: a few microseconds short of the
+	// timeout when the answer's wait ended on time, and then the line
+	// said "context deadline exceeded" alone.)
+	if r == ReasonTimeout && c.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && errors.Is(context.Cause(ctx), errClientTimeout) {
 		// Not the word again: the reason, said first, is "timeout".
 		raise := "it"
 		if c.timeoutName != "" {
@@ -184,10 +199,9 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 func (c *Client) instantOnce(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
-	began := time.Now()
 	v, warn, _, err := c.api.Query(ctx, query, t, opts...)
 	if err != nil {
-		return nil, warn, c.queryError(ctx, query, err, began)
+		return nil, warn, c.queryError(ctx, query, err)
 	}
 	if v == nil {
 		return nil, warn, noData(query)
@@ -391,7 +405,7 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 		case <-ctx.Done():
 			t.Stop()
 			var zero T
-			return zero, warn, c.queryError(ctx, query, ctx.Err(), time.Now())
+			return zero, warn, c.queryError(ctx, query, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -404,10 +418,9 @@ func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Ti
 	// from start by step to end): the answer is bounded by it (rangeScan).
 	steps := int64(end.Sub(start)/step) + 1
 	ctx = context.WithValue(ctx, rangeBoundKey{}, rangeBound{max: c.rangeMax, steps: steps})
-	began := time.Now()
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {
-		return nil, warn, c.queryError(ctx, query, err, began)
+		return nil, warn, c.queryError(ctx, query, err)
 	}
 	if v == nil {
 		return nil, warn, noData(query)

@@ -33,10 +33,9 @@ func (c *Client) Names(ctx context.Context, sel []*labels.Matcher, start, end ti
 	match := SelectorText(sel)
 	ctx, cancel, _ := c.context(ctx)
 	defer cancel()
-	began := time.Now()
 	vals, _, _, err := c.api.LabelValues(ctx, labels.MetricName, []string{match}, start, end)
 	if err != nil {
-		return nil, c.queryError(ctx, "label values of __name__ for "+match, err, began)
+		return nil, c.queryError(ctx, "label values of __name__ for "+match, err)
 	}
 	c.answered.Store(true)
 	out := make([]string, len(vals))

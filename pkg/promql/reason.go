@@ -278,11 +278,13 @@ func bodyErrorType(body string) string {
 // deadline cut err short and had a cause of its own (serve's cycle: its
 // period ended; net/http already says it, the body reads do not), so that a query cut by its caller's deadline says why,
 // not "context deadline exceeded" alone under a timeout that did not pass.
+// The client's own timeout (errClientTimeout) is not added: queryError
+// says it, with the limit and the knob.
 func withCause(ctx context.Context, err error) error {
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if c := context.Cause(ctx); c != nil && c != context.DeadlineExceeded && !errors.Is(err, c) {
+	if c := context.Cause(ctx); c != nil && c != context.DeadlineExceeded && c != errClientTimeout && !errors.Is(err, c) {
 		return fmt.Errorf("%v: %w", c, err)
 	}
 	return err
