@@ -203,7 +203,7 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	if !slices.ContainsFunc(h.InFlight, func(v float64) bool { return !math.IsNaN(v) }) {
 		// One gauge gap over the whole range (coverage 0%): say which
 		// query came back empty, as for the replicas query below.
-		f.st.Warnings = append(f.st.Warnings, fmt.Sprintf("running query %s returned no samples over %s..%s: in flight unknown throughout, so the whole range is a gauge gap (coverage 0%%, the arrivals the success counter's increase alone); check it in Prometheus (a label or metric name? --server)",
+		f.st.Warnings = append(f.st.Warnings, fmt.Sprintf("running query %s returned no samples over %s..%s: in flight unknown throughout, so the whole range is a gauge gap (coverage 0%%, the arrivals the success counter's increase alone); check it in Prometheus (a label or metric name? the server profile: --server, a target's server:)",
 			q.Running, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
 	}
 	reps, err := f.rng(q.Replicas, g.Start, g.Step)

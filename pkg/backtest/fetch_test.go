@@ -64,6 +64,12 @@ func TestFetchErrors(t *testing.T) {
 	if err != nil || len(st.Warnings) != 2 || !strings.HasPrefix(st.Warnings[0], "running query ") || !strings.HasPrefix(st.Warnings[1], want) {
 		t.Errorf("empty replicas query: err %v, warnings %q; want the running query's, then one starting %q", err, st.Warnings, want)
 	}
+	// The running query's names both places the server profile is given:
+	// it named the flag alone, where tune --shard and serve's tuning read
+	// a config's target (server:), as their own errors say.
+	if len(st.Warnings) == 2 && !strings.HasSuffix(st.Warnings[0], "check it in Prometheus (a label or metric name? the server profile: --server, a target's server:)") {
+		t.Errorf("running query's warning %q: want it to end naming --server and a target's server:", st.Warnings[0])
+	}
 	// A value that is no replica count is refused naming the query, the
 	// value and its time (the second step: 00:01): -2 (a difference of
 	// counts), 1e9 (a sum of bytes), +Inf.
