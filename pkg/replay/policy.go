@@ -356,6 +356,9 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			// SIGNAL:TARGET
 			name, target, ok := strings.Cut(part.text, ":")
 			sig, err := recommend.ParseSignal(name)
+			if _, lower := recommend.ParseSignal(strings.ToLower(name)); ok && err != nil && lower == nil {
+				return Policy{}, policyError(full, col, "%q: signal names are lower case: write %s:%s", part.text, strings.ToLower(name), target)
+			}
 			if !ok || err != nil {
 				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (%s), OPTION=VALUE, fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended or a llm-d baseline (llmd-queue, llmd-saturation, llmd-tokens, llmd-slo)", part.text, recommend.SignalNames())
 			}

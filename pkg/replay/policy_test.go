@@ -87,7 +87,11 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:24,max=3,schedule=0 8 * * *; 1h; 5": "column 40: schedule min: 5 must be in 0..max (3)",
 		"queue:24,min=-1":                          "column 14: min: -1 must be >= 0",
 		"queue:24,schedule=0 8 * * *; soon;2":      "column 30: schedule duration: \"soon\": want a duration",
-		"QUEUE:24":                                 "column 1: \"QUEUE:24\": want SIGNAL:TARGET",
+		// A signal in another case says the rule (docs/simulate.md) and
+		// the spelling, where it listed every form a policy may take:
+		// "queue:24," is 9 characters, Demand at column 10.
+		"QUEUE:24":            `policy "QUEUE:24": at column 1: "QUEUE:24": signal names are lower case: write queue:24`,
+		"queue:24,Demand:0.8": `at column 10: "Demand:0.8": signal names are lower case: write demand:0.8`,
 		// 2^31 wrapped to a negative int32 before.
 		"queue:24,uppods=2147483648": "column 17: uppods=\"2147483648\": want an integer 1..2147483647",
 		// NaN and 10^10 s overflowed time.Duration ("-2562047h47m16.854775808s must be >= 0").
