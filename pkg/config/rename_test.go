@@ -98,6 +98,28 @@ func TestRenamedKeysErrors(t *testing.T) {
 	}
 }
 
+// TestRenamedKeyTwiceValueChecked: a key given under both names is
+// refused, and the value read (the first spelling's) is still checked:
+// all of a file's problems at once. pollingInterval: 2h (past 1h) beside
+// interval: 15s said the second name alone. Line 1 "pollingInterval: "
+// is 17 characters, the value at 18; "interval" at 2:1.
+func TestRenamedKeyTwiceValueChecked(t *testing.T) {
+	_, err := Parse([]byte("pollingInterval: 2h\ninterval: 15s\ntargets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3}\n"), "x.yaml")
+	want := []string{ // in the file's order
+		"x.yaml:1:18: pollingInterval: must be 1s to 1h (the decision period; the HPA syncs every 15s), got 2h0m0s",
+		"x.yaml:2:1: interval: interval is the old name of pollingInterval, given too; keep pollingInterval",
+	}
+	var es Errors
+	if !errors.As(err, &es) || len(es) != len(want) {
+		t.Fatalf("got %v\nwant the %d problems %q", err, len(want), want)
+	}
+	for i, w := range want {
+		if es[i].Error() != w {
+			t.Errorf("problem %d: %q, want %q", i, es[i].Error(), w)
+		}
+	}
+}
+
 // TestRenamedKeysDocumented checks that docs/config.md's "Renamed keys"
 // table lists every old name with its new one, and that every new name
 // is a key of its struct.

@@ -330,7 +330,15 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 			if was == written {
 				d.errorf(position(kn), kp, "key given twice")
 			} else {
+				// The first spelling's value was read: its own checks
+				// still run (errorf marks the key failed, which skipped
+				// them: pollingInterval: 2h beside interval: 15s said
+				// the second name alone, not the 2h).
+				failed := d.failed[kp]
 				d.errorf(position(kn), kp, "%s is the old name of %s, given too; keep %s", oldOf(was, written, key), key, key)
+				if d.failed != nil && !failed {
+					delete(d.failed, kp)
+				}
 				if n := len(d.errs); n > 0 && d.dropped == 0 {
 					d.errs[n-1].Key = childPath(path, written) // this key, not the first one's spelling
 				}
