@@ -120,6 +120,19 @@ func TestRenamedKeyTwiceValueChecked(t *testing.T) {
 	}
 }
 
+// TestTopLevelKeyInTarget: a key of the file written in a target (indented
+// under it) says where it goes, after the target's allowed keys, instead
+// of the list alone. Line 2 "- {name: a, scrape: ['http://h:1/m'], metrics:
+// [{type: queue, target: 2}], maxReplicaCount: 3, " is 95 characters.
+func TestTopLevelKeyInTarget(t *testing.T) {
+	_, err := Parse([]byte("targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3, pollingInterval: 30s}\n"), "x.yaml")
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), "x.yaml:2:96: targets[0].pollingInterval: unknown key; allowed here: ") ||
+		!strings.HasSuffix(es[0].Error(), "; it is a key of the file (at the top level, beside targets:), one for every target: move it out of the target (target \"a\")") {
+		t.Errorf("got %v\nwant the one problem at 2:96 saying pollingInterval is a key of the file", err)
+	}
+}
+
 // TestRenamedKeysDocumented checks that docs/config.md's "Renamed keys"
 // table lists every old name with its new one, and that every new name
 // is a key of its struct.

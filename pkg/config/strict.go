@@ -74,7 +74,15 @@ var renamedKeys = map[reflect.Type]map[string]string{
 // writes, what infscale does instead (after the list of allowed keys).
 var keyHints = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Zero](): {"activationThreshold": "infscale has no activation threshold: any held request activates one replica (KEDA's activationThreshold belongs in the ScaledObject's trigger, \"0\" there, docs/keda.md)"},
+	// The file's own keys, written inside a target (indented under it):
+	// one decision period and one Prometheus serve every target.
+	reflect.TypeFor[Target](): {
+		"pollingInterval": topLevelHint, "interval": topLevelHint, "listen": topLevelHint, "prometheus": topLevelHint,
+	},
 }
+
+// topLevelHint is keyHints' word for a file's key written in a target.
+const topLevelHint = "it is a key of the file (at the top level, beside targets:), one for every target: move it out of the target"
 
 var (
 	bytesUnmarshaler     = reflect.TypeFor[yaml.BytesUnmarshaler]()
