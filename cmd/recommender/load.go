@@ -437,7 +437,8 @@ func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Hea
 // points at besides --prompt-tokens: given (checked against the server's
 // max_model_len; none when --prompt-tokens alone is given), or
 // load.KVPromptTokens's default (none when no length fits). The server
-// is asked for the model and its max_model_len.
+// is asked for the model and its max_model_len; one it cannot say
+// (load.ErrMaxModelLenUnknown) is noted on stderr and left unchecked.
 func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error) {
 	client := load.NewClient(1) // as the run's: no redirect followed
 	model := cfg.Model
@@ -448,8 +449,10 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 		}
 		model = m
 	}
-	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model, cfg.Header)
-	if err != nil {
+	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model, cfg.Header, cfg.HeaderSources)
+	if errors.Is(err, load.ErrMaxModelLenUnknown) { // a server without /v1/models may still serve the run
+		fmt.Fprintf(e.stderr, "note: %v: --calibrate's prompt lengths are not checked against it\n", err)
+	} else if err != nil {
 		return nil, err
 	}
 	if c.KVPrompts != "" { // given: these lengths only (none besides --prompt-tokens, if it alone)

@@ -33,11 +33,11 @@ func TestAPIKeySent(t *testing.T) {
 		if s.Requests != 3 || s.Errors != 0 || s.OutputTokens != 24 {
 			t.Errorf("%s: %d requests, %d errors (%s), %d output tokens; want 3, 0, 24", tc.name, s.Requests, s.Errors, s.FirstError, s.OutputTokens)
 		}
-		if n, err := MaxModelLen(t.Context(), http.DefaultClient, base, "", h); err != nil || n == 0 {
+		if n, err := MaxModelLen(t.Context(), http.DefaultClient, base, "", h, nil); err != nil || n == 0 {
 			t.Errorf("%s: MaxModelLen with the key = %d, %v; want the fleet's max_model_len", tc.name, n, err)
 		}
-		if n, _ := MaxModelLen(t.Context(), http.DefaultClient, base, "", nil); n != 0 {
-			t.Errorf("%s: MaxModelLen without the key = %d; want 0 (refused)", tc.name, n)
+		if n, err := MaxModelLen(t.Context(), http.DefaultClient, base, "", nil, nil); n != 0 || err == nil || !strings.Contains(err.Error(), "/v1/models: 401 Unauthorized") {
+			t.Errorf("%s: MaxModelLen without the key = %d, %v; want 0 and the 401 (refused)", tc.name, n, err)
 		}
 	}
 }

@@ -116,6 +116,15 @@ func statusHint(code int, header http.Header, sources HeaderSources) string {
 	return fmt.Sprintf("the server refused the credentials load sent (%s; values never shown): %s", strings.Join(sent, ", "), strings.Join(todo, "; "))
 }
 
+// refusesEveryRequest reports whether code is a status the server or a
+// gateway before it answers whatever the path: a refused key (401, 403)
+// or a rate limit (429). Said after GET /v1/models, the run's requests
+// would get it too, so statusHint's advice is what to do, not a flag
+// (--served-model-name) that would do without the model list.
+func refusesEveryRequest(code int) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusTooManyRequests
+}
+
 // statusHints is statusHint's table.
 var statusHints = map[int]string{
 	http.StatusNotFound: "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)",

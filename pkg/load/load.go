@@ -251,8 +251,9 @@ func newRequest(ctx context.Context, method, url string, body io.Reader, header 
 // with header (Config.Header, whose sources are Config.HeaderSources), or
 // an error saying the server did not answer within 10 s, or answered a
 // status other than 2xx: its status and message (statusError, redacted),
-// then after a 401 or 403 what to do about the key (statusHint), after
-// any other to give --served-model-name.
+// then after a status every request would get too (refusesEveryRequest:
+// 401, 403, 429) what to do about it (statusHint), after any other to
+// give --served-model-name.
 func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header, sources HeaderSources) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
@@ -282,8 +283,7 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 	}
 	if resp.StatusCode/100 != 2 {
 		hint := "give --served-model-name"
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			// --served-model-name would not help: every request would be refused too.
+		if refusesEveryRequest(resp.StatusCode) {
 			hint = statusHint(resp.StatusCode, header, sources)
 		}
 		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint)), header)
@@ -297,12 +297,24 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 	return list.Data[0].ID, nil
 }
 
+// ErrMaxModelLenUnknown is MaxModelLen's error when GET /v1/models gives
+// no model list the run's requests would not also be refused by: a
+// status other than 2xx that refusesEveryRequest does not name (a server
+// or gateway without /v1/models: 404), or a 2xx that is no JSON model
+// list. The max_model_len is then 0, unknown, and the run may go on.
+var ErrMaxModelLenUnknown = errors.New("the server's max_model_len is unknown")
+
 // MaxModelLen returns the max_model_len GET URL/v1/models gives the
 // model (vLLM's ModelCard: the longest prompt plus output it serves), or
-// 0 when the server gives none (not every OpenAI-compatible server does).
-// The request is sent with header (Config.Header). Errors: the request's.
-func MaxModelLen(ctx context.Context, client *http.Client, base, model string, header http.Header) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// 0 when the server gives none (not every OpenAI-compatible server does;
+// nil error). The request is sent with header (Config.Header, from
+// sources). Errors: the request's; a redirect (redirected); a status
+// every request would get too (refusesEveryRequest: 401, 403, 429), its
+// status and message (statusError, redacted) and statusHint's advice;
+// any other status than 2xx, or a body that is no model list, quoted the
+// same way and wrapping ErrMaxModelLenUnknown, with 0.
+func MaxModelLen(ctx context.Context, client *http.Client, base, model string, header http.Header, sources HeaderSources) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
 	req, err := newRequest(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil, header)
 	if err != nil {
@@ -313,14 +325,23 @@ func MaxModelLen(ctx context.Context, client *http.Client, base, model string, h
 		return 0, fmt.Errorf("load: GET %s/v1/models: %w", base, err)
 	}
 	defer resp.Body.Close()
+	if err := redirected(resp, "/v1/models"); err != nil {
+		return 0, fmt.Errorf("load: GET %s/v1/models: %w", strings.TrimRight(base, "/"), err)
+	}
+	if resp.StatusCode/100 != 2 {
+		if refusesEveryRequest(resp.StatusCode) {
+			return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, statusHint(resp.StatusCode, header, sources))), header)
+		}
+		return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w: %w", base, statusError(resp, ""), ErrMaxModelLenUnknown), header)
+	}
 	var list struct {
 		Data []struct {
 			ID          string `json:"id"`
 			MaxModelLen int    `json:"max_model_len"`
 		} `json:"data"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list) != nil {
-		return 0, nil
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return 0, fmt.Errorf("load: GET %s/v1/models: not a model list (%v): %w", base, err, ErrMaxModelLenUnknown)
 	}
 	for _, m := range list.Data {
 		if m.ID == model || model == "" {
