@@ -34,6 +34,12 @@ import (
 //	that changes the target): run at once, its back-off afresh
 //	13:20-13:30 fails, failures 1, due 13:45
 //
+// The failure is said at ERROR at a new process's first run (the
+// throttle of repeats, failRepeat, is not saved: a restart is a new log,
+// which would otherwise say nothing of it for up to an hour), and at
+// DEBUG when it repeats within the hour in one process (13:45, 25 minutes
+// after 13:20's).
+//
 // infscale_tuning_last_run_successful is 0 from each restart that kept
 // failures (the last run failed; before, 1 until the next run failed, and
 // InfscaleTuningErrors resolved meanwhile), 1 from the restart with the
@@ -64,17 +70,18 @@ func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
 		ok      float64 // infscale_tuning_last_run_successful after the restart
 		run     bool
 		said    string // the failure's line, when run
+		level   string // its level
 	}{
-		{"24h", 12, 0, 1, true, "failures=1 retry_in=15m0s"},
-		{"24h", 12, 20, 0, false, ""}, // before: run at once, failures=1 again
-		{"", 12, 24, 0, false, ""},
-		{"", 12, 25, 0, true, "failures=2 retry_in=30m0s"},
-		{"24h", 12, 50, 0, false, ""},
-		{"", 13, 4, 0, false, ""},
-		{"", 13, 5, 0, true, "failures=3 retry_in=1h0m0s"},
-		{"12h", 13, 20, 1, true, "failures=1 retry_in=15m0s"},
-		{"", 13, 44, 0, false, ""},
-		{"", 13, 45, 0, true, "failures=2 retry_in=30m0s"},
+		{"24h", 12, 0, 1, true, "failures=1 retry_in=15m0s", "ERROR"},
+		{"24h", 12, 20, 0, false, "", ""}, // before: run at once, failures=1 again
+		{"", 12, 24, 0, false, "", ""},
+		{"", 12, 25, 0, true, "failures=2 retry_in=30m0s", "ERROR"}, // a new process's first: said
+		{"24h", 12, 50, 0, false, "", ""},
+		{"", 13, 4, 0, false, "", ""},
+		{"", 13, 5, 0, true, "failures=3 retry_in=1h0m0s", "ERROR"},
+		{"12h", 13, 20, 1, true, "failures=1 retry_in=15m0s", "ERROR"},
+		{"", 13, 44, 0, false, "", ""},
+		{"", 13, 45, 0, true, "failures=2 retry_in=30m0s", "DEBUG"}, // the same 25m after 13:20's, no restart between
 	} {
 		if c.restart != "" {
 			api.mu.Lock()
@@ -89,8 +96,8 @@ func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
 		if ran := stepAt(c.hh, c.mm); ran != c.run {
 			t.Errorf("%02d:%02d: ran %v, want %v", c.hh, c.mm, ran, c.run)
 		}
-		if got := said()[mark:]; c.run && !strings.Contains(got, c.said) {
-			t.Errorf("%02d:%02d: log %q, want %s", c.hh, c.mm, got, c.said)
+		if got := said()[mark:]; c.run && (!strings.Contains(got, c.said) || !strings.Contains(got, "level="+c.level+" msg=\"tuning failed")) {
+			t.Errorf("%02d:%02d: log %q, want %s at %s", c.hh, c.mm, got, c.said, c.level)
 		}
 	}
 }
