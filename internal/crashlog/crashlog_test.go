@@ -2,14 +2,12 @@ package crashlog
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"runtime/debug"
-	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/crashtest"
 )
 
 // crashChild, set in the environment, makes TestHandleOneJSONRecord's
@@ -59,31 +57,10 @@ func panicInADecision() {
 // (Go's own trace): "panic: assignment to entry in nil map", a blank line,
 // "goroutine N [running]:" and two lines a frame, none of them JSON.
 func TestHandleOneJSONRecord(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("child: %v, want exit status 2; stderr:\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("stderr has %d lines, want one JSON record:\n%s", len(lines), stderr.String())
-	}
-	var rec struct {
-		Level, Msg, Panic, Stack string
-		ExitCode                 int `json:"exit_code"`
-	}
-	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
-		t.Fatalf("stderr is not a JSON record: %v\n%s", err, lines[0])
-	}
-	if rec.Level != "ERROR" || rec.Msg != "panic" || rec.Panic != "assignment to entry in nil map" || rec.ExitCode != 2 {
-		t.Errorf("record level %q msg %q panic %q exit_code %d, want ERROR, panic, assignment to entry in nil map, 2", rec.Level, rec.Msg, rec.Panic, rec.ExitCode)
-	}
-	if !strings.Contains(rec.Stack, "crashlog.panicInADecision") || !strings.Contains(rec.Stack, "goroutine ") {
-		t.Errorf("stack does not name the goroutine and the panicking function:\n%s", rec.Stack)
+	code, stderr := crashtest.Run(t, "^$", crashChild+"=1")
+	recs := crashtest.Panic(t, code, stderr, "assignment to entry in nil map", "crashlog.panicInADecision", "goroutine ")
+	if len(recs) != 1 {
+		t.Errorf("%d records, want the panic's alone: %v", len(recs), recs)
 	}
 }
 

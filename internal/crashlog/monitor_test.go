@@ -3,37 +3,16 @@ package crashlog
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"log/slog"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/crashtest"
 )
 
 // overflow recurses until the goroutine's stack passes its limit: a Go
 // fatal error ("fatal error: stack overflow"), which no recover catches.
 func overflow(n int) int { return overflow(n+1) + 1 }
-
-// monitored runs this test binary as a child in mode (TestMain's
-// crashChild) and returns its exit status and stderr.
-func monitored(t *testing.T, mode string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"="+mode)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run() // returns once the monitor, which shares stderr, has exited too
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stderr.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), stderr.String()
-	}
-	t.Fatalf("child: %v", err)
-	return 0, ""
-}
 
 // TestMonitorFatalErrorOneRecord: a process under StartMonitor that dies
 // of a Go fatal error (a stack overflow past a 1 MiB limit) exits 2, its
@@ -45,7 +24,7 @@ func monitored(t *testing.T, mode string) (int, string) {
 // message out (golang/go#76859), "fatal error: stack overflow" on a Go
 // that passes it.
 func TestMonitorFatalErrorOneRecord(t *testing.T) {
-	code, stderr := monitored(t, "fatal")
+	code, stderr := crashtest.Run(t, "^$", crashChild+"=fatal")
 	if code != 2 {
 		t.Fatalf("exit status %d, want 2 (Go's after a fatal error); stderr:\n%.2000s", code, stderr)
 	}
@@ -77,7 +56,7 @@ func TestMonitorFatalErrorOneRecord(t *testing.T) {
 // status 0) leaves stderr empty: the monitor reads no crash output and
 // says nothing.
 func TestMonitorQuietOnExit(t *testing.T) {
-	code, stderr := monitored(t, "exit")
+	code, stderr := crashtest.Run(t, "^$", crashChild+"=exit")
 	if code != 0 || stderr != "" {
 		t.Errorf("exit status %d, stderr %q; want 0 and nothing", code, stderr)
 	}

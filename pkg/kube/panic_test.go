@@ -1,18 +1,14 @@
 package kube
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/infscale/infscale/internal/crashlog"
+	"github.com/infscale/infscale/internal/crashtest"
 )
 
 // TestClientPanicOneRecord: a goroutine under client-go's own guard
@@ -37,31 +33,9 @@ func TestClientPanicOneRecord(t *testing.T) {
 		<-done
 		t.Fatal("the guarded goroutine returned; want the process ended by its panic")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClientPanicOneRecord$")
-	cmd.Env = append(os.Environ(), "INFSCALE_KUBE_PANIC_CHILD=1")
-	var stderr, stdout bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &stderr, &stdout
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("child: %v, want exit status 2; stderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
-	}
-	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("stderr has %d lines, want the one JSON record:\n%s", len(lines), stderr.String())
-	}
-	var rec struct {
-		Level, Msg, Panic, Stack string
-		ExitCode                 int `json:"exit_code"`
-	}
-	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
-		t.Fatalf("stderr is not a JSON record: %v\n%s", err, lines[0])
-	}
-	if rec.Level != "ERROR" || rec.Msg != "panic" || rec.Panic != "a bug in a watch handler" || rec.ExitCode != 2 {
-		t.Errorf("record %+v, want level ERROR, msg panic, panic \"a bug in a watch handler\", exit_code 2", rec)
-	}
-	if !strings.Contains(rec.Stack, "kube.panicInAWatchHandler") {
-		t.Errorf("stack does not name the function that panicked:\n%s", rec.Stack)
+	code, stderr := crashtest.Run(t, "^TestClientPanicOneRecord$", "INFSCALE_KUBE_PANIC_CHILD=1")
+	if recs := crashtest.Panic(t, code, stderr, "a bug in a watch handler", "kube.panicInAWatchHandler"); len(recs) != 1 {
+		t.Errorf("%d records, want the panic's alone: %v", len(recs), recs)
 	}
 }
 

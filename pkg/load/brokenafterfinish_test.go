@@ -1,14 +1,11 @@
 package load
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestBrokenAfterFinish: a stream whose last text chunk gave its
@@ -37,8 +34,7 @@ func TestBrokenAfterFinish(t *testing.T) {
 		{"reset mid-answer", chunk("a", "null") + chunk("b", "null"), true,
 			"cut off: the connection broke after 2 text chunks, before data: [DONE] (the server closed or reset it mid-answer)"},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
+		r := oneStream(t, tc.name, func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, tc.stream)
 			w.(http.Flusher).Flush() // chunked: the body's last chunk is never written
 			conn, _, err := w.(http.Hijacker).Hijack()
@@ -50,14 +46,8 @@ func TestBrokenAfterFinish(t *testing.T) {
 				_ = tcp.SetLinger(0) // close with a RST
 			}
 			conn.Close()
-		}))
-		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
-			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
-		srv.Close()
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("%s: %v, %d records", tc.name, err, len(recs))
-		}
-		if e := recs[0].Err; e == nil || !strings.HasPrefix(e.Error(), tc.want) {
+		}, func(c *Config) { c.MaxTokens = 3 })
+		if e := r.Err; e == nil || !strings.HasPrefix(e.Error(), tc.want) {
 			t.Errorf("%s: error %v; want it starting %q", tc.name, e, tc.want)
 		}
 	}

@@ -1,18 +1,14 @@
 package serve
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/infscale/infscale/internal/crashlog"
+	"github.com/infscale/infscale/internal/crashtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube/kubefake"
 )
@@ -41,30 +37,8 @@ func TestCyclePanicOneRecord(t *testing.T) {
 		_ = Run(context.Background(), cfg, Options{Listen: "127.0.0.1:0", Source: panicSource{}, Log: log, NoRebuild: true})
 		t.Fatal("serve returned; want the process ended by the panic")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCyclePanicOneRecord$")
-	cmd.Env = append(os.Environ(), "INFSCALE_SERVE_PANIC_CHILD=1")
-	var stderr, stdout bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &stderr, &stdout
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("serve: %v, want exit status 2; stderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
-	}
-	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("a line of stderr is not JSON: %v\n%s", err, line)
-		}
-		recs = append(recs, rec)
-	}
-	last := recs[len(recs)-1]
-	if last["level"] != "ERROR" || last["msg"] != "panic" || last["panic"] != "a bug in the cycle" || last["exit_code"] != 2.0 {
-		t.Errorf("last record %v, want level ERROR, msg panic, panic \"a bug in the cycle\", exit_code 2", last)
-	}
-	if s, _ := last["stack"].(string); !strings.Contains(s, "serve.panicSource.Read") || !strings.Contains(s, "(*Loop).Cycle") {
-		t.Errorf("stack does not name the panicking read and the cycle:\n%v", last["stack"])
-	}
+	code, stderr := crashtest.Run(t, "^TestCyclePanicOneRecord$", "INFSCALE_SERVE_PANIC_CHILD=1")
+	recs := crashtest.Panic(t, code, stderr, "a bug in the cycle", "serve.panicSource.Read", "(*Loop).Cycle")
 	if recs[0]["msg"] != "serving" || len(recs) != 2 {
 		t.Errorf("records %v, want the start line (serving) and the panic's", recs)
 	}
@@ -98,24 +72,8 @@ targets:
 		NewKubeSource(panicSource{}, c, nil).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())
 		t.Fatal("the read returned; want the process ended by the panic")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReadGoroutinePanicOneRecord$")
-	cmd.Env = append(os.Environ(), "INFSCALE_SERVE_READ_PANIC_CHILD=1")
-	var stderr, stdout bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &stderr, &stdout
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("read: %v, want exit status 2; stderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
-	}
-	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || len(lines) != 1 {
-		t.Fatalf("stderr: %d lines, the last %v; want one JSON record:\n%s", len(lines), err, stderr.String())
-	}
-	if rec["level"] != "ERROR" || rec["msg"] != "panic" || rec["panic"] != "a bug in the cycle" || rec["exit_code"] != 2.0 {
-		t.Errorf("record %v, want level ERROR, msg panic, panic \"a bug in the cycle\", exit_code 2", rec)
-	}
-	if s, _ := rec["stack"].(string); !strings.Contains(s, "serve.panicSource.Read") {
-		t.Errorf("stack does not name the panicking read:\n%v", rec["stack"])
+	code, stderr := crashtest.Run(t, "^TestReadGoroutinePanicOneRecord$", "INFSCALE_SERVE_READ_PANIC_CHILD=1")
+	if recs := crashtest.Panic(t, code, stderr, "a bug in the cycle", "serve.panicSource.Read"); len(recs) != 1 {
+		t.Errorf("%d records, want the panic's alone: %v", len(recs), recs)
 	}
 }
