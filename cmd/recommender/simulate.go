@@ -152,7 +152,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		return invalid(err)
 	}
-	warnUnservable(e.stderr, results)
+	warnUnservable(e.stderr, results, cfg.SLOTTFT)
 	gpus := float64(model.Config().TP)
 	if c.Plot != "" {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return replay.Plot(w, plotFormat, results, cfg.SLOTTFT) }); err != nil {
@@ -630,7 +630,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		}
 		b.WriteString("\n")
 	}
-	for _, w := range unservable(results) {
+	for _, w := range unservable(results, cfg.SLOTTFT) {
 		fmt.Fprintf(b, "\nnote: %s\n", w)
 	}
 	b.WriteString("\n")
@@ -682,14 +682,20 @@ func num0(x float64) string {
 // unservable are the replay's warnings about requests no policy or its
 // fleet could serve: those longer than a replica's KV cache
 // (replay.Result.RejectedWarning; every policy replays the same trace, so
-// the first one says it), then each policy's shed at the backlog bound
+// the first one says it), an SLO that no request meets even alone on an
+// idle replica (sloWarning), then each policy's shed at the backlog bound
 // (ShedWarning).
-func unservable(results []replay.Result) []string {
+func unservable(results []replay.Result, slo float64) []string {
 	var out []string
 	for _, r := range results {
 		if w := r.RejectedWarning(); w != "" {
 			out = append(out, w)
 			break
+		}
+	}
+	if len(results) > 0 {
+		if w := sloWarning(results[0], slo); w != "" {
+			out = append(out, w)
 		}
 	}
 	for _, r := range results {
@@ -700,9 +706,23 @@ func unservable(results []replay.Result) []string {
 	return out
 }
 
+// sloWarning says, when r's trace has no request whose TTFT alone on an
+// idle replica (replay.Result.IdleTTFT) is within slo seconds, that every
+// policy misses every request, the least TTFT a request has and what to
+// change; "" otherwise. Without it `optimal` answers 0 replicas quietly:
+// no replica meets a request, so the cheapest schedule with the fewest
+// misses runs none.
+func sloWarning(r replay.Result, slo float64) string {
+	if r.ShortestPrompt == 0 || !(r.IdleTTFT > slo) {
+		return ""
+	}
+	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, %d tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
+		r.Trace, slo, r.IdleTTFT, r.ShortestPrompt, r.IdleTTFT)
+}
+
 // warnUnservable writes unservable's warnings to w, a line each.
-func warnUnservable(w io.Writer, results []replay.Result) {
-	for _, msg := range unservable(results) {
+func warnUnservable(w io.Writer, results []replay.Result, slo float64) {
+	for _, msg := range unservable(results, slo) {
 		fmt.Fprintf(w, "warning: %s\n", msg)
 	}
 }

@@ -212,6 +212,14 @@ type Result struct {
 	// request longer than the cache is unservable by any replica
 	// (RejectedWarning).
 	LongestRejected, KVCapacity int64
+	// ShortestPrompt is the shortest prompt, in tokens, of the requests
+	// that fit a replica's KV cache (0 when none does). IdleTTFT is the
+	// TTFT it has alone on an idle replica, in seconds: the model's request
+	// overhead plus its prefill (0 when none fits). No request of the trace
+	// has a shorter TTFT under any policy, so an SLO below IdleTTFT is
+	// missed by every request.
+	ShortestPrompt int32
+	IdleTTFT       float64
 	// TTFTP50 and TTFTP95 are TTFT quantiles over the requests that got a
 	// first token, in seconds (within 0.25%); NaN when none did.
 	TTFTP50 float64

@@ -354,6 +354,9 @@ func (s *sim) arrive(now float64, q trace.Request) {
 		s.sample.Misses++
 		return
 	}
+	if s.res.ShortestPrompt == 0 || q.Prompt < s.res.ShortestPrompt {
+		s.res.ShortestPrompt = q.Prompt
+	}
 	if s.outstanding >= s.cfg.MaxBacklog {
 		// Shed: unserved (Requests less the rest), never queued.
 		if s.res.Shed == 0 {
@@ -542,6 +545,9 @@ func (s *sim) finish(stop float64) {
 	s.res.Duration = s.end
 	s.res.TTFTP50 = s.ttft.quantile(0.5)
 	s.res.TTFTP95 = s.ttft.quantile(0.95)
+	if s.res.ShortestPrompt > 0 {
+		s.res.IdleTTFT = s.sp.overhead + s.sp.m.PrefillTime(int(s.res.ShortestPrompt))
+	}
 }
 
 // MaxReplicas is the most replicas a replay runs: a policy's decision is
