@@ -200,7 +200,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 		sum.Decisions, span, sum.First, sum.Peak, sum.Last, sum.ScaleUps, sum.ScaleDowns, sum.Reversals)
 	fmt.Fprintf(out, "fleet: %d requests served, %.0f replica-seconds (cold starts included); %d read errors\n", sum.Served, sum.ReplicaSeconds, sum.Errors)
 	fmt.Fprintf(out, "* = desired differs from the replicas running (a scale-up still in its cold start, or a scale-down about to happen)\n")
-	fmt.Fprintf(out, "next: point serve at Prometheus: `infscale serve --config examples/serve-prometheus.yaml` (docs/serve.md)\n")
+	fmt.Fprintf(out, "next: point serve at Prometheus: build the binary (`go build -o bin/infscale ./cmd/recommender`), then `bin/infscale serve --config examples/serve-prometheus.yaml` (docs/serve.md)\n")
 	return sum, nil
 }
 

@@ -34,7 +34,10 @@ func TestDemo(t *testing.T) {
 	if sum.Span != 12*time.Second || !strings.Contains(out.String(), " decisions in 12s; ") {
 		t.Errorf("span %s, want the summary to say 12s:\n%s", sum.Span, out.String())
 	}
-	for _, want := range []string{"time  target", "Stabilized", "summary:", "point serve at Prometheus"} {
+	// The last line's command runs as written: no `infscale` is on a new
+	// user's PATH, so it says how to build one (README's quickstart).
+	next := "next: point serve at Prometheus: build the binary (`go build -o bin/infscale ./cmd/recommender`), then `bin/infscale serve --config examples/serve-prometheus.yaml` (docs/serve.md)\n"
+	for _, want := range []string{"time  target", "Stabilized", "summary:", next} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
