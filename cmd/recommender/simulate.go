@@ -606,7 +606,7 @@ func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
 func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
-		fmt.Fprintf(b, "trace %s: %s over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, requestsText(rows[0].Requests), rows[0].Duration, cfg.SLOTTFT, cfg.Period)
+		fmt.Fprintf(b, "trace %s: %s over %s s; SLO TTFT %gs, period %gs\n\n", traceName, requestsText(rows[0].Requests), spanText(rows[0].Duration), cfg.SLOTTFT, cfg.Period)
 	}
 	policies := make([]string, len(rows))
 	for i, r := range rows {
@@ -752,6 +752,13 @@ func writeHead(b *strings.Builder, policies []string, head ...string) int {
 	}
 	b.WriteString("\n")
 	return width
+}
+
+// spanText is a trace's span in seconds as a header says it: to the
+// millisecond, without trailing zeros ("1500", "1.5", "0.25"). %.0f read
+// a 1.5 s trace as "2 s".
+func spanText(seconds float64) string {
+	return strconv.FormatFloat(math.Round(seconds*1000)/1000, 'f', -1, 64)
 }
 
 // requestsText is n requests as a header says it: "1 request", "2 requests".
