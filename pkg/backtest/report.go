@@ -264,7 +264,7 @@ func csvNum(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return replay.CSVFloat(v)
 }
 
 // csvPtr is *v as a CSV cell: empty when nil (not measured).

@@ -40,9 +40,9 @@ var PDCSVHeader = []string{"policy", "requests", "slo_misses", "miss_pct", "ttft
 // CSV is the row's cells under PDCSVHeader (numbers exact, as Row.CSV's;
 // unknown ones empty).
 func (r PDRow) CSV() []string {
-	return []string{r.Policy, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), csvFloat(r.MissPct),
-		csvNum(r.TTFTP95), csvNum(r.ITLP95), csvFloat(r.PrefillMinutes), csvFloat(r.DecodeMinutes),
-		csvFloat(r.TotalMinutes), strconv.Itoa(r.PrefillPeak), strconv.Itoa(r.DecodePeak), strconv.Itoa(r.ScaleEvents)}
+	return []string{r.Policy, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), CSVFloat(r.MissPct),
+		csvNum(r.TTFTP95), csvNum(r.ITLP95), CSVFloat(r.PrefillMinutes), CSVFloat(r.DecodeMinutes),
+		CSVFloat(r.TotalMinutes), strconv.Itoa(r.PrefillPeak), strconv.Itoa(r.DecodePeak), strconv.Itoa(r.ScaleEvents)}
 }
 
 // WritePDCSV writes PDCSVHeader and one line per row (simulate --pd
@@ -79,7 +79,7 @@ func NewPDRow(r PDResult, timeline bool) PDRow {
 func WritePDTimelineCSV(w io.Writer, rows []PDRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "role", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses", "reason", "metric"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	f := CSVFloat
 	for _, r := range rows {
 		for _, pool := range []struct {
 			role string

@@ -96,17 +96,20 @@ func NewRow(r Result, gpus, price float64, timeline bool) Row {
 	return row
 }
 
-// csvNum is *p as a CSV cell (csvFloat), empty when p is nil.
+// csvNum is *p as a CSV cell (CSVFloat), empty when p is nil.
 func csvNum(p *float64) string {
 	if p == nil {
 		return ""
 	}
-	return csvFloat(*p)
+	return CSVFloat(*p)
 }
 
-// csvFloat is x as a CSV cell: Go's shortest form, exact (a miss share of
-// 0.004% is 0.004, not 0.00: budgets are held against it).
-func csvFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// CSVFloat is x as a CSV cell, the one rule of every CSV that simulate and
+// backtest write: the shortest decimal that reads back as x, never in
+// exponent form (8537995.389069594, not 8.537995389069594e+06, which a
+// spreadsheet may read as text and a reader must decode), exact (a miss
+// share of 0.004% is 0.004, not 0.00: budgets are held against it).
+func CSVFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // CSVHeader is the CSV header of Rows (WriteCSV's first line).
 var CSVHeader = []string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
@@ -115,7 +118,7 @@ var CSVHeader = []string{"policy", "trace", "requests", "met", "late", "unserved
 // CSV is the row's cells under CSVHeader (numbers in Go's shortest form,
 // unknown ones empty).
 func (r Row) CSV() []string {
-	f := csvFloat
+	f := CSVFloat
 	return []string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
 		strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
 		csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), csvNum(r.GPUHours), csvNum(r.GPUCost), strconv.Itoa(r.Peak),
@@ -138,7 +141,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 func WriteTimelineCSV(w io.Writer, results []Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses", "reason", "metric"})
-	f := csvFloat
+	f := CSVFloat
 	for _, r := range results {
 		for _, s := range r.Timeline {
 			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
