@@ -240,7 +240,8 @@ func (f *PrometheusRangeFlags) grid() (backtest.Grid, error) {
 	}
 	g, err := backtest.NewGrid(start.Truncate(f.Step), end, f.Step)
 	if err != nil {
-		return backtest.Grid{}, invalid(err)
+		// Name the flags: "range ... is shorter than one step" said none.
+		return backtest.Grid{}, invalidf("--start %s, --end %s, --step %s: %v (the range starts at --start rounded down to a step)", f.Start, f.End, f.Step, err)
 	}
 	return g, nil
 }

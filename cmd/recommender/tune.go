@@ -157,7 +157,7 @@ func (c *TuneCmd) Run(e *env) error {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return stressInvalid(e.given, err)
 		}
-		return tuneRunError(err)
+		return tuneRunError(err, c.Trace)
 	}
 	if c.Plot != "" {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
@@ -174,9 +174,13 @@ func (c *TuneCmd) Run(e *env) error {
 // tuneRunError is the error tune.Run or tune.RunPD ended with, as tune
 // returns it: an empty or too short trace, or a generated one that drew
 // past its bound (the spec to lower: trace.ErrGeneratedBound), is the
-// user's input (exit 2); anything else a runtime failure.
-func tuneRunError(err error) error {
+// user's input (exit 2), named "--trace: " as simulate names a bad trace
+// when spec (--trace) is not empty; anything else a runtime failure.
+func tuneRunError(err error, spec string) error {
 	if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) || errors.Is(err, trace.ErrGeneratedBound) {
+		if spec != "" {
+			return invalidf("--trace: %v", err)
+		}
 		return invalid(err)
 	}
 	return fmt.Errorf("tune: %w", err)
@@ -490,7 +494,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, requests int64, stress []tune.
 		if errors.Is(err, replay.ErrPDSLO) {
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
 		}
-		return tuneRunError(err)
+		return tuneRunError(err, c.Trace)
 	}
 	if c.Plot != "" {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {

@@ -23,11 +23,11 @@ func TestTuneGeneratedBoundInvalid(t *testing.T) {
 		t.Fatal("a spec of 1e9 requests was accepted")
 	}
 	var inv invalidInputError
-	got := tuneRunError(fmt.Errorf("screening: %w", err))
+	got := tuneRunError(fmt.Errorf("screening: %w", err), "")
 	if !errors.As(got, &inv) || got.Error() != "screening: "+err.Error() {
 		t.Errorf("bound: %v (%T), want it as invalid input (exit 2)", got, got)
 	}
-	if got := tuneRunError(errors.New("disk full")); errors.As(got, &inv) || got.Error() != "tune: disk full" {
+	if got := tuneRunError(errors.New("disk full"), ""); errors.As(got, &inv) || got.Error() != "tune: disk full" {
 		t.Errorf("other: %v, want a runtime failure prefixed tune:", got)
 	}
 }

@@ -31,7 +31,7 @@ func NewGrid(start, end time.Time, step time.Duration) (Grid, error) {
 	}
 	n := int(end.Sub(start) / step)
 	if n < 1 {
-		return Grid{}, fmt.Errorf("range %s..%s is shorter than one step (%s)", start.Format(time.RFC3339), end.Format(time.RFC3339), step)
+		return Grid{}, fmt.Errorf("range %s..%s is shorter than one step (%s): want a longer range or a shorter step", start.Format(time.RFC3339), end.Format(time.RFC3339), step)
 	}
 	if n > MaxSteps {
 		return Grid{}, fmt.Errorf("range %s..%s at a %s step is %d steps: want at most %d (a longer step or a shorter range)", start.Format(time.RFC3339), end.Format(time.RFC3339), step, n, MaxSteps)

@@ -461,7 +461,7 @@ func seconds(v string) (float64, error) {
 func duration(v string) (time.Duration, error) {
 	f, err := seconds(v)
 	if err != nil || !(f >= 0) || f > maxDurationSeconds {
-		return 0, fmt.Errorf("want seconds 0..%g or a duration like 90s, 2m", float64(maxDurationSeconds))
+		return 0, fmt.Errorf("want seconds from 0 to %d (365 days, 8760h) or a duration like 90s, 2m", maxDurationSeconds)
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }

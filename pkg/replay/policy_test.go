@@ -95,9 +95,9 @@ func TestParsePolicyErrors(t *testing.T) {
 		// 2^31 wrapped to a negative int32 before.
 		"queue:24,uppods=2147483648": "column 17: uppods=\"2147483648\": want an integer 1..2147483647",
 		// NaN and 10^10 s overflowed time.Duration ("-2562047h47m16.854775808s must be >= 0").
-		"queue:24,lookahead=NaN":      "column 20: lookahead=\"NaN\": want seconds 0..3.1536e+07",
-		"queue:24,lookahead=1e10":     "column 20: lookahead=\"1e10\": want seconds 0..3.1536e+07",
-		"queue:24,min=0,cooldown=Inf": "column 25: cooldown=\"Inf\": want seconds 0..3.1536e+07",
+		"queue:24,lookahead=NaN":      "column 20: lookahead=\"NaN\": want seconds from 0 to 31536000 (365 days, 8760h)",
+		"queue:24,lookahead=1e10":     "column 20: lookahead=\"1e10\": want seconds from 0 to 31536000 (365 days, 8760h)",
+		"queue:24,min=0,cooldown=Inf": "column 25: cooldown=\"Inf\": want seconds from 0 to 31536000 (365 days, 8760h)",
 		"hpa(hpa(queue:24))":          "column 5: hpa(...) wraps an infscale policy, not another hpa(...)",
 		"recommended,max=5":           "column 13: recommended takes no options",
 		// The ramp bound in words a user can work out, not a Go function's name.

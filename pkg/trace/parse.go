@@ -209,6 +209,9 @@ func (c *capped) fork() Reader {
 }
 
 func fileSource(name string, open func(string) (Reader, error)) (Source, error) {
+	if name == "-" {
+		return Source{}, errStdin(name)
+	}
 	st, err := os.Stat(name)
 	if err != nil {
 		return Source{}, missing(name, err)
@@ -232,8 +235,18 @@ func regular(name string, st os.FileInfo) error {
 	return nil
 }
 
+// errStdin refuses "-", which names standard input to many commands: a
+// trace is read more than once, as a pipe cannot be (regular). It said
+// "-: no such file, nor a trace spec".
+func errStdin(name string) error {
+	return fmt.Errorf("trace %s: standard input is not read: a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first and give its path", name)
+}
+
 // detect picks a file's format from its extension or first line.
 func detect(name string) (Source, error) {
+	if name == "-" {
+		return Source{}, errStdin(name)
+	}
 	if st, err := os.Stat(name); err == nil {
 		if err := regular(name, st); err != nil {
 			return Source{}, err // before the open: a FIFO's open blocks
