@@ -286,7 +286,7 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 		if refusesEveryRequest(resp.StatusCode) {
 			hint = statusHint(resp.StatusCode, header, sources)
 		}
-		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint)), header)
+		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint, header)), header)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
 		return "", fmt.Errorf("load: GET %s/v1/models: not a model list (%v): is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
@@ -810,6 +810,18 @@ func redact(err error, header http.Header) error {
 	return redacted{msg, err}
 }
 
+// quote is bodyexcerpt.Excerpt of a server's body (its status and
+// Content-Type as Excerpt takes them) with every credential of header
+// (Credentials) replaced by [redacted] first: a server may echo the key
+// it refused, and redacted after the cut at bodyexcerpt.Max a key across
+// it showed its first bytes.
+func quote(status, contentType string, body []byte, header http.Header) string {
+	for _, c := range Credentials(header) {
+		body = bytes.ReplaceAll(body, []byte(c), []byte("[redacted]"))
+	}
+	return bodyexcerpt.Excerpt(status, contentType, body)
+}
+
 // redacted is an error said with its credentials replaced (redact).
 type redacted struct {
 	msg string
@@ -826,15 +838,14 @@ func (e redacted) Unwrap() error { return e.err }
 func maxChunks(output int) int { return 2*output + 16 }
 
 // statusError is the error of resp, an answer that is not the one
-// asked for: its status, an excerpt of its body (bodyexcerpt: an HTML
+// asked for: its status, an excerpt of its body (quote: an HTML
 // page by its title, any other by its first line, at most 200 bytes of
 // the first 4 KiB; a proxy's error page is a screenful) and hint ("":
-// none) in parentheses. The caller redacts it (redact): a server may
-// echo the key it refused.
-func statusError(resp *http.Response, hint string) error {
+// none) in parentheses. The caller redacts the rest (redact).
+func statusError(resp *http.Response, hint string, header http.Header) error {
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	err := errors.New(resp.Status)
-	if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
+	if ex := quote(resp.Status, resp.Header.Get("Content-Type"), msg, header); ex != "" {
 		err = fmt.Errorf("%s: %s", resp.Status, ex)
 	}
 	if hint != "" {
@@ -884,7 +895,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	if resp.StatusCode != http.StatusOK {
-		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header, r.cfg.HeaderSources)) // one redacts it
+		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header, r.cfg.HeaderSources), r.cfg.Header)
 		return rec
 	}
 	sc := bufio.NewScanner(resp.Body)
@@ -920,7 +931,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 				break // a line the read broke off in: said below
 			}
 			msg := errorMessage(bytes.TrimSpace(raw))
-			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyexcerpt.Excerpt("", "", []byte(msg)))
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, quote("", "", []byte(msg), r.cfg.Header))
 			return rec
 		}
 		if !isData {
@@ -945,13 +956,13 @@ func (r *runner) request(ctx context.Context, j job) Record {
 				// reset): said below as what broke it, not a bad chunk.
 				break
 			}
-			rec.Err = fmt.Errorf("bad stream chunk after %d text chunks: %v: %s", chunks, err, bodyexcerpt.Excerpt("", "", data))
+			rec.Err = fmt.Errorf("bad stream chunk after %d text chunks: %v: %s", chunks, err, quote("", "", data, r.cfg.Header))
 			return rec
 		}
 		if msg := c.streamError(); msg != "" {
 			// The server gave up on the request mid-stream: a failure,
 			// not an answer cut short that reads as a success.
-			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyexcerpt.Excerpt("", "", []byte(msg)))
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, quote("", "", []byte(msg), r.cfg.Header))
 			return rec
 		}
 		if why := c.givenUp(); why != "" {
