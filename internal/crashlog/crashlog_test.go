@@ -2,6 +2,9 @@ package crashlog
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -25,6 +28,9 @@ func TestMain(m *testing.M) {
 		}
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
+	case "command": // a command of its own: a word on stderr, status 3
+		fmt.Fprintln(os.Stderr, "command ran")
+		os.Exit(3)
 	case "exit": // a plain exit under StartMonitor
 		if err := StartMonitor(os.Stderr); err != nil {
 			panic(err)

@@ -8,13 +8,16 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 )
 
-// MonitorEnv, set to "1" in a process's environment, makes it the crash
-// monitor StartMonitor starts (the executable's main checks it first and
-// runs Monitor); it is not a setting for users.
+// MonitorEnv, set in the environment of a process started without
+// arguments (StartMonitor sets it to its own process ID), makes it the
+// crash monitor (the executable's main checks Monitoring first and runs
+// MonitorMain); it is not a setting for users: with arguments (every
+// command) it is ignored.
 const MonitorEnv = "INFSCALE_CRASH_MONITOR"
 
 // MaxTrace is the most of a fatal error's trace (bytes) Monitor's record
@@ -45,7 +48,7 @@ func StartMonitor(stderr *os.File) error {
 	}
 	defer w.Close() // SetCrashOutput holds its own duplicate
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), MonitorEnv+"=1")
+	cmd.Env = append(os.Environ(), MonitorEnv+"="+strconv.Itoa(os.Getpid())) // the last value of a name is the one the child gets
 	cmd.Stdin, cmd.Stderr = r, stderr
 	err = cmd.Start()
 	r.Close()
@@ -137,8 +140,16 @@ func MonitorMain() int {
 	return 0
 }
 
-// Monitoring reports whether this process is a crash monitor (MonitorEnv).
-func Monitoring() bool { return os.Getenv(MonitorEnv) == "1" }
+// Monitoring reports whether this process is a crash monitor: MonitorEnv
+// set, and no arguments, as StartMonitor starts it. A user's
+// INFSCALE_CRASH_MONITOR=1 made every command a monitor (serve, version:
+// stdin read, exit 0, nothing said); a command has arguments. Not the
+// parent's process ID read back: a parent that ends at once (serve with an
+// invalid config) has left before the monitor looks, and the monitor,
+// taking itself for a command without one, printed the usage.
+func Monitoring() bool {
+	return os.Getenv(MonitorEnv) != "" && len(os.Args) == 1
+}
 
 // signalLine reports whether line is the runtime's line for a fatal
 // signal: "SIG" and upper-case letters, ": ", its description.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,5 +112,33 @@ func TestMonitorRecord(t *testing.T) {
 	}
 	if _, wrote := run(""); wrote {
 		t.Errorf("a record for no crash output")
+	}
+}
+
+// TestMonitorEnvOfUser: INFSCALE_CRASH_MONITOR=1 in a user's environment
+// made every command of the executable a crash monitor (serve, version:
+// stdin read, exit 0, nothing said). A process with arguments, as every
+// command has, is not one: the child runs its command ("command ran",
+// status 3) with "1" and with its parent's process ID alike.
+func TestMonitorEnvOfUser(t *testing.T) {
+	for _, value := range []string{"1", strconv.Itoa(os.Getpid())} {
+		t.Setenv(MonitorEnv, value)
+		code, stderr := monitored(t, "command")
+		if code != 3 || stderr != "command ran\n" {
+			t.Errorf("%s=%s: status %d, stderr %q; want 3, \"command ran\\n\"", MonitorEnv, value, code, stderr)
+		}
+	}
+}
+
+// TestMonitorQuietOnQuickExit: a process that exits as soon as it has
+// started its monitor (serve with an invalid config) has left before the
+// monitor starts; a monitor that checked its parent's process ID then
+// took itself for a command without one and printed the usage on stderr,
+// 10 runs in 10 with serve. In 20 runs stderr stays empty, status 0.
+func TestMonitorQuietOnQuickExit(t *testing.T) {
+	for i := range 20 {
+		if code, stderr := monitored(t, "exit"); code != 0 || stderr != "" {
+			t.Fatalf("run %d: exit status %d, stderr %q; want 0 and nothing", i, code, stderr)
+		}
 	}
 }
