@@ -28,6 +28,22 @@ func TestMain(m *testing.M) {
 		}
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
+	case "replaced": // a Go fatal error under StartMonitor, the executable replaced on disk before it
+		exe, err := os.Executable()
+		if err != nil {
+			panic(err)
+		}
+		if err := os.Remove(exe); err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(exe, []byte("#!/bin/sh\necho another program >&2\n"), 0o755); err != nil {
+			panic(err)
+		}
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		debug.SetMaxStack(1 << 20)
+		overflow(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)

@@ -35,10 +35,10 @@ const MaxTrace = 64 << 10
 // its plain-text trace on stderr, and the monitor then writes it as one
 // record there (Monitor). On any other end of this process (an exit, a
 // kill) the monitor reads an empty input and exits without a word. The
-// error is os.Executable's, the pipe's or the start's; the process then
+// error is self's, the pipe's or the start's; the process then
 // runs without a monitor.
 func StartMonitor(stderr *os.File) error {
-	exe, err := os.Executable()
+	exe, err := self()
 	if err != nil {
 		return err
 	}
@@ -48,6 +48,9 @@ func StartMonitor(stderr *os.File) error {
 	}
 	defer w.Close() // SetCrashOutput holds its own duplicate
 	cmd := exec.Command(exe)
+	if name, err := os.Executable(); err == nil {
+		cmd.Args[0] = name // what ps shows, not /proc/self/exe
+	}
 	cmd.Env = append(os.Environ(), MonitorEnv+"="+strconv.Itoa(os.Getpid())) // the last value of a name is the one the child gets
 	cmd.Stdin, cmd.Stderr = r, stderr
 	err = cmd.Start()
@@ -64,6 +67,20 @@ func StartMonitor(stderr *os.File) error {
 	// latest when this process does.
 	go func() { _ = cmd.Wait() }()
 	return nil
+}
+
+// self is the path StartMonitor starts the monitor from: on Linux
+// /proc/self/exe, the running executable's own file even when the path it
+// was started from has been deleted or replaced since (a package upgrade
+// renames a new file over it, which os.Executable's path then names: another
+// program or another release would run as the monitor); else
+// os.Executable.
+func self() (string, error) {
+	const proc = "/proc/self/exe"
+	if _, err := os.Stat(proc); err == nil {
+		return proc, nil
+	}
+	return os.Executable()
 }
 
 // Monitor reads a dying process's crash output from in until it ends

@@ -142,3 +142,38 @@ func TestMonitorQuietOnQuickExit(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorExecutableReplaced: the executable replaced on disk after
+// the process started (a package upgrade renames a new file over it)
+// made StartMonitor start the new file, os.Executable's path, as the
+// monitor: another program (here a script that says "another program"),
+// or another infscale release. The monitor is the running executable's
+// own file (/proc/self/exe on Linux, which keeps it while it runs), so a
+// stack overflow still ends in the record, and the other file never runs.
+func TestMonitorExecutableReplaced(t *testing.T) {
+	if _, err := os.Stat("/proc/self/exe"); err != nil {
+		t.Skip("no /proc/self/exe:", err)
+	}
+	exe := t.TempDir() + "/crashlog.test"
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=replaced")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want status 2; stderr:\n%.2000s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if strings.Contains(stderr.String(), "another program") || !strings.HasPrefix(last, `{"time":`) || !strings.Contains(last, `"msg":"fatal error"`) {
+		t.Errorf("stderr's last line %.300q, want the monitor's record and not the replacing file's words", last)
+	}
+}
