@@ -134,6 +134,13 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if c.Config == "" {
 		return invalidf("--config is required (or --demo for the quickstart)")
 	}
+	if !c.CheckConfig {
+		// Go's fatal errors end in one record too with --log-format
+		// json; before the first line is written: as a container's PID 1
+		// serve runs again as the monitor's child (crashlog.StartMonitor),
+		// which writes the start's lines itself.
+		c.LogFlags.monitorCrashes(e.stderr, log)
+	}
 	cfg, err := loadConfig(c.Config)
 	if err != nil {
 		return err
@@ -180,10 +187,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s)%s, %s, every %s\n", c.Config, len(cfg.Targets), of, mode, cfg.IntervalDuration())
 		return nil
 	}
-	// The daemon from here (--check-config is a one-shot); Go's fatal
-	// errors end in one record too with --log-format json.
-	survivePipes()
-	c.LogFlags.monitorCrashes(e.stderr, log)
+	survivePipes() // the daemon from here; --check-config is a one-shot
 	if err := checkPathFlags(c.AuditLog, c.StateDir); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ var unguarded = map[string]string{
 	"cmd/recommender/activator.go Run":          "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
 	"cmd/recommender/main.go main":              "waits for the signal context and stops it",
 	"internal/crashlog/monitor.go StartMonitor": "only reaps the crash monitor (cmd.Wait)",
+	"internal/crashlog/monitor.go supervise":    "only forwards signals to the monitored child (Process.Signal)",
 	"cmd/recommender/simulate.go":               "infscale simulate, a one-shot command: Go's own trace",
 	"pkg/load/load.go":                          "infscale load, a one-shot command: Go's own trace",
 	"pkg/fleet":                                 "infscale fleet, a loopback test harness: Go's own trace",

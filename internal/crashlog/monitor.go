@@ -36,11 +36,25 @@ const MaxTrace = 64 << 10
 // record there (Monitor). On any other end of this process (an exit, a
 // kill) the monitor reads an empty input and exits without a word. The
 // error is self's, the pipe's or the start's; the process then
-// runs without a monitor.
+// runs without a monitor. As PID 1 of its PID namespace (a container's
+// command) the process is the monitor and runs the command again as its
+// child (supervise): StartMonitor returns only in that child, or on an
+// error.
 func StartMonitor(stderr *os.File) error {
+	if os.Getenv(MonitorEnv) == supervised+strconv.Itoa(os.Getppid()) {
+		// The child of a PID 1 that monitors it (supervise): the crash
+		// output is the pipe it passed as file descriptor 3.
+		_ = os.Unsetenv(MonitorEnv)
+		f := os.NewFile(3, "crash output")
+		defer f.Close() // SetCrashOutput holds its own duplicate, closed on exec
+		return debug.SetCrashOutput(f, debug.CrashOptions{})
+	}
 	exe, err := self()
 	if err != nil {
 		return err
+	}
+	if getpid() == 1 {
+		return supervise(exe, stderr)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -66,6 +80,66 @@ func StartMonitor(stderr *os.File) error {
 	// Reaps the monitor should it end first (killed); it ends at the
 	// latest when this process does.
 	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// supervised, followed by the parent's process ID, is MonitorEnv's value
+// in the child supervise starts: a process that runs the command, its
+// crash output file descriptor 3.
+const supervised = "supervised:"
+
+// getpid is os.Getpid; a test replaces it.
+var getpid = os.Getpid
+
+// supervise is StartMonitor in PID 1 of a PID namespace (a container's
+// command, as the image runs serve), where a monitor child would die
+// with it: the kernel kills every other process of the namespace as PID 1
+// exits, the monitor then between its end of input and its write (the
+// record was lost in 7 runs of 10). So the roles swap: this process
+// starts the command again (the same executable, arguments, environment,
+// standard files) as its child, in a process group of its own, with the
+// crash output the pipe it reads; it forwards SIGTERM, SIGINT, SIGHUP,
+// SIGQUIT, SIGUSR1 and SIGUSR2 to the child, writes the child's crash
+// output as Monitor's record once the child has ended, and exits with
+// the child's status (128 + the signal's number for a child a signal
+// ended, as a shell says it). It returns only an error starting the
+// child, and then the process runs the command itself, unmonitored.
+func supervise(exe string, stderr *os.File) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
+	cmd.Env = append(os.Environ(), MonitorEnv+"="+supervised+strconv.Itoa(os.Getpid()))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
+	cmd.ExtraFiles = []*os.File{w}
+	// Its own group: a terminal's Ctrl-C reaches it once, forwarded.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	signal.Ignore(syscall.SIGPIPE) // a log reader gone loses the record, not the child's status
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		signal.Stop(sigs)
+		r.Close()
+		return err
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	// To the end of the output first (the child never blocks writing it),
+	// which comes when the child has ended.
+	Monitor(slog.New(slog.NewJSONHandler(stderr, nil)), r)
+	_ = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	exit(code)
 	return nil
 }
 
@@ -165,7 +239,8 @@ func MonitorMain() int {
 // invalid config) has left before the monitor looks, and the monitor,
 // taking itself for a command without one, printed the usage.
 func Monitoring() bool {
-	return os.Getenv(MonitorEnv) != "" && len(os.Args) == 1
+	v := os.Getenv(MonitorEnv)
+	return v != "" && !strings.HasPrefix(v, supervised) && len(os.Args) == 1
 }
 
 // signalLine reports whether line is the runtime's line for a fatal

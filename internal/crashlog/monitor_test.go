@@ -177,3 +177,32 @@ func TestMonitorExecutableReplaced(t *testing.T) {
 		t.Errorf("stderr's last line %.300q, want the monitor's record and not the replacing file's words", last)
 	}
 }
+
+// TestMonitorAsPID1: as PID 1 of its PID namespace (a container's
+// command; here unshare --pid --fork) a process's monitor child died with
+// it, killed by the kernel as PID 1 exited, before it wrote the record in
+// 7 runs of 10 (serve, kill -QUIT). StartMonitor there runs the command as
+// its child and monitors it (supervise): in each of 10 runs of a stack
+// overflow the status is 2, the child's, and stderr's last line the
+// record, at the function that overflowed.
+func TestMonitorAsPID1(t *testing.T) {
+	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
+		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
+	}
+	for i := range 10 {
+		cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChild+"=fatal")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Fatalf("run %d: %v, want exit status 2; stderr:\n%.2000s", i, err, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		var rec struct{ Msg, At string }
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
+			t.Fatalf("run %d: last line of stderr %.300q (%v), want the record at crashlog.overflow", i, lines[len(lines)-1], err)
+		}
+	}
+}
