@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"os/signal"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"testing"
-
-	"github.com/infscale/infscale/internal/crashtest"
+	"time"
 )
 
 // crashChild, set in the environment, makes TestHandleOneJSONRecord's
@@ -42,6 +45,17 @@ func TestMain(m *testing.M) {
 		if err := StartMonitor(os.Stderr); err != nil {
 			panic(err)
 		}
+		debug.SetMaxStack(1 << 20)
+		overflow(0)
+	case "group-signals": // the signals a reload or a dump sends to every infscale process, then a Go fatal error
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT) // serve reloads on SIGHUP; this child ignores both
+		time.Sleep(200 * time.Millisecond)             // the monitor's start
+		_ = syscall.Kill(0, syscall.SIGHUP)            // its process group: this child and the monitor
+		_ = syscall.Kill(0, syscall.SIGQUIT)
+		time.Sleep(200 * time.Millisecond)
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
 	case "command": // a command of its own: a word on stderr, status 3

@@ -222,11 +222,13 @@ func reason(out string) (why, at string) {
 
 // MonitorMain is the crash monitor's main: a process started with
 // MonitorEnv runs it first thing and exits with its status. It ignores
-// the signals a terminal or a pod's stop sends to every process of the
-// group or container (it lives as long as its input), and writes JSON
-// records, the format StartMonitor's callers log in.
+// the signals a terminal sends to every process of the group and those
+// an operator sends to every infscale process (killall -HUP infscale,
+// serve's reload, which ended it; -QUIT for a dump): it lives as long as
+// its input. It writes JSON records, the format StartMonitor's callers
+// log in.
 func MonitorMain() int {
-	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	Monitor(slog.New(slog.NewJSONHandler(os.Stderr, nil)), os.Stdin)
 	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/infscale/infscale/internal/crashtest"
@@ -204,5 +205,31 @@ func TestMonitorAsPID1(t *testing.T) {
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
 			t.Fatalf("run %d: last line of stderr %.300q (%v), want the record at crashlog.overflow", i, lines[len(lines)-1], err)
 		}
+	}
+}
+
+// TestMonitorSurvivesGroupSignals: SIGHUP, serve's reload, sent to every
+// infscale process (killall -HUP infscale, or to the process group) ended
+// the monitor, Go's default for it, and serve ran on reloaded and
+// unmonitored: its next fatal error had no record; SIGQUIT to both
+// (killall -QUIT for a dump) made the monitor dump its own goroutines.
+// The monitor ignores both: a child in a process group of its own sends
+// them to the group, then overflows its stack; stderr's last line is the
+// record, at crashlog.overflow, status 2.
+func TestMonitorSurvivesGroupSignals(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=group-signals")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want status 2; stderr:\n%.2000s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	var rec struct{ Msg, At string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
+		t.Errorf("last line of stderr %.300q (%v), want the record at crashlog.overflow", lines[len(lines)-1], err)
 	}
 }
