@@ -16,21 +16,21 @@ import (
 // guard, each with why: a goroutine that cannot panic, or code no
 // long-running command runs.
 var unguarded = map[string]string{
-	"pkg/activator/activator.go WaitUpgrades":   "only waits on a WaitGroup and closes a channel",
-	"pkg/activator/websocket.go newWSConn":      "the ctx watcher only selects on channels and closes a conn",
-	"pkg/serve/service.go Run":                  "srv.Serve: net/http recovers a handler's panic; reload recovers its own (the running config kept)",
-	"cmd/recommender/activator.go Run":          "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
-	"cmd/recommender/main.go main":              "waits for the signal context and stops it",
-	"internal/crashlog/monitor.go StartMonitor": "only reaps the crash monitor (cmd.Wait)",
-	"internal/crashlog/monitor.go supervise":    "only forwards signals to the monitored child (Process.Signal)",
-	"cmd/recommender/simulate.go":               "infscale simulate, a one-shot command: Go's own trace",
-	"pkg/load/load.go":                          "infscale load, a one-shot command: Go's own trace",
-	"pkg/fleet":                                 "infscale fleet, a loopback test harness: Go's own trace",
-	"cmd/recommender/fleet.go":                  "infscale fleet, a loopback test harness: Go's own trace",
-	"cmd/recommender/internal/demo":             "serve --demo's loopback fleet, load and serve: Go's own trace",
-	"pkg/kube/kubefake":                         "a test server",
-	"internal/promtest":                         "a test helper",
-	"internal/status/progress.go NewProgress":   "the heartbeat of a one-shot command's progress (simulate, backtest, tune): Go's own trace",
+	"pkg/activator/activator.go WaitUpgrades":       "only waits on a WaitGroup and closes a channel",
+	"pkg/activator/websocket.go newWSConn":          "the ctx watcher only selects on channels and closes a conn",
+	"pkg/serve/service.go Run":                      "srv.Serve: net/http recovers a handler's panic; reload recovers its own (the running config kept)",
+	"cmd/recommender/activator.go Run":              "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
+	"cmd/recommender/main.go main":                  "waits for the signal context and stops it",
+	"internal/crashlog/monitor.go StartMonitor":     "only reaps the crash monitor (cmd.Wait)",
+	"internal/crashlog/supervise_unix.go supervise": "only forwards signals to the monitored child (Process.Signal)",
+	"cmd/recommender/simulate.go":                   "infscale simulate, a one-shot command: Go's own trace",
+	"pkg/load/load.go":                              "infscale load, a one-shot command: Go's own trace",
+	"pkg/fleet":                                     "infscale fleet, a loopback test harness: Go's own trace",
+	"cmd/recommender/fleet.go":                      "infscale fleet, a loopback test harness: Go's own trace",
+	"cmd/recommender/internal/demo":                 "serve --demo's loopback fleet, load and serve: Go's own trace",
+	"pkg/kube/kubefake":                             "a test server",
+	"internal/promtest":                             "a test helper",
+	"internal/status/progress.go NewProgress":       "the heartbeat of a one-shot command's progress (simulate, backtest, tune): Go's own trace",
 }
 
 // TestEveryGoroutineGuarded: every goroutine the module's non-test code

@@ -91,58 +91,6 @@ const supervised = "supervised:"
 // getpid is os.Getpid; a test replaces it.
 var getpid = os.Getpid
 
-// supervise is StartMonitor in PID 1 of a PID namespace (a container's
-// command, as the image runs serve), where a monitor child would die
-// with it: the kernel kills every other process of the namespace as PID 1
-// exits, the monitor then between its end of input and its write (the
-// record was lost in 7 runs of 10). So the roles swap: this process
-// starts the command again (the same executable, arguments, environment,
-// standard files) as its child, in a process group of its own, with the
-// crash output the pipe it reads; it forwards SIGTERM, SIGINT, SIGHUP,
-// SIGQUIT, SIGUSR1 and SIGUSR2 to the child, writes the child's crash
-// output as Monitor's record once the child has ended, and exits with
-// the child's status (128 + the signal's number for a child a signal
-// ended, as a shell says it). It returns only an error starting the
-// child, and then the process runs the command itself, unmonitored.
-func supervise(exe string, stderr *os.File) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Args[0] = os.Args[0]
-	cmd.Env = append(os.Environ(), MonitorEnv+"="+supervised+strconv.Itoa(os.Getpid()))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
-	cmd.ExtraFiles = []*os.File{w}
-	// Its own group: a terminal's Ctrl-C reaches it once, forwarded.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	signal.Ignore(syscall.SIGPIPE) // a log reader gone loses the record, not the child's status
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		signal.Stop(sigs)
-		r.Close()
-		return err
-	}
-	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	// To the end of the output first (the child never blocks writing it),
-	// which comes when the child has ended.
-	Monitor(slog.New(slog.NewJSONHandler(stderr, nil)), r)
-	_ = cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
-	exit(code)
-	return nil
-}
-
 // self is the path StartMonitor starts the monitor from: on Linux
 // /proc/self/exe, the running executable's own file even when the path it
 // was started from has been deleted or replaced since (a package upgrade
