@@ -2,18 +2,16 @@ package crashlog
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/crashtest"
 )
 
 // crashChild, set in the environment, makes TestHandleOneJSONRecord's

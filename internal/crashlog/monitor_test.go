@@ -3,6 +3,7 @@ package crashlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -124,7 +125,7 @@ func TestMonitorRecord(t *testing.T) {
 func TestMonitorEnvOfUser(t *testing.T) {
 	for _, value := range []string{"1", strconv.Itoa(os.Getpid())} {
 		t.Setenv(MonitorEnv, value)
-		code, stderr := monitored(t, "command")
+		code, stderr := crashtest.Run(t, "^$", crashChild+"=command")
 		if code != 3 || stderr != "command ran\n" {
 			t.Errorf("%s=%s: status %d, stderr %q; want 3, \"command ran\\n\"", MonitorEnv, value, code, stderr)
 		}
@@ -138,7 +139,7 @@ func TestMonitorEnvOfUser(t *testing.T) {
 // 10 runs in 10 with serve. In 20 runs stderr stays empty, status 0.
 func TestMonitorQuietOnQuickExit(t *testing.T) {
 	for i := range 20 {
-		if code, stderr := monitored(t, "exit"); code != 0 || stderr != "" {
+		if code, stderr := crashtest.Run(t, "^$", crashChild+"=exit"); code != 0 || stderr != "" {
 			t.Fatalf("run %d: exit status %d, stderr %q; want 0 and nothing", i, code, stderr)
 		}
 	}

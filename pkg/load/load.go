@@ -330,9 +330,9 @@ func MaxModelLen(ctx context.Context, client *http.Client, base, model string, h
 	}
 	if resp.StatusCode/100 != 2 {
 		if refusesEveryRequest(resp.StatusCode) {
-			return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, statusHint(resp.StatusCode, header, sources))), header)
+			return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, statusHint(resp.StatusCode, header, sources), header)), header)
 		}
-		return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w: %w", base, statusError(resp, ""), ErrMaxModelLenUnknown), header)
+		return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w: %w", base, statusError(resp, "", header), ErrMaxModelLenUnknown), header)
 	}
 	var list struct {
 		Data []struct {
