@@ -704,6 +704,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	for _, r := range rep.Policies {
 		warnShed(e.stderr, r.Result)
 	}
+	if w := rep.SLOWarning(); w != "" {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
 	rep.Fetch = st
 	rep.Calibration, rep.CalibrationFile = fit, c.Calibrate
 	if fit != nil && c.Output == "csv" {

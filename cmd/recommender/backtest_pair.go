@@ -69,6 +69,9 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 			fmt.Fprintf(e.stderr, "warning: %s\n", w)
 		}
 	}
+	if w := rep.SLOWarning(); w != "" {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
 	rep.Fetch = st
 	if c.Plot != "" {
 		if err := plotPairBacktest(e.stderr, c.Plot, rep); err != nil {

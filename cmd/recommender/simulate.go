@@ -683,8 +683,8 @@ func num0(x float64) string {
 // fleet could serve: those longer than a replica's KV cache
 // (replay.Result.RejectedWarning; every policy replays the same trace, so
 // the first one says it), an SLO that no request meets even alone on an
-// idle replica (sloWarning), then each policy's shed at the backlog bound
-// (ShedWarning).
+// idle replica (replay.SLOWarning), then each policy's shed at the backlog
+// bound (ShedWarning).
 func unservable(results []replay.Result, slo float64) []string {
 	var out []string
 	for _, r := range results {
@@ -694,7 +694,7 @@ func unservable(results []replay.Result, slo float64) []string {
 		}
 	}
 	if len(results) > 0 {
-		if w := sloWarning(results[0], slo); w != "" {
+		if w := results[0].SLOWarning(slo); w != "" {
 			out = append(out, w)
 		}
 	}
@@ -704,20 +704,6 @@ func unservable(results []replay.Result, slo float64) []string {
 		}
 	}
 	return out
-}
-
-// sloWarning says, when r's trace has no request whose TTFT alone on an
-// idle replica (replay.Result.IdleTTFT) is within slo seconds, that every
-// policy misses every request, the least TTFT a request has and what to
-// change; "" otherwise. Without it `optimal` answers 0 replicas quietly:
-// no replica meets a request, so the cheapest schedule with the fewest
-// misses runs none.
-func sloWarning(r replay.Result, slo float64) string {
-	if r.ShortestPrompt == 0 || !(r.IdleTTFT > slo) {
-		return ""
-	}
-	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, %d tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
-		r.Trace, slo, r.IdleTTFT, r.ShortestPrompt, r.IdleTTFT)
 }
 
 // warnUnservable writes unservable's warnings to w, a line each.

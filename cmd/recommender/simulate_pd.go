@@ -77,10 +77,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, requests int64, cfg replay
 		}
 		return invalid(err)
 	}
-	for _, r := range res {
-		for _, w := range r.ShedWarnings() {
-			fmt.Fprintf(e.stderr, "warning: %s\n", w)
-		}
+	notes := pdUnservable(res, cfg.SLOTTFT)
+	for _, w := range notes {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
 	if c.Plot != "" {
 		// As plotFileFormat checked it: .PNG is png (it was checked, then
@@ -106,10 +105,30 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, requests int64, cfg replay
 		}
 		return replay.WritePDCSV(e.stdout, rows)
 	}
-	return writePDText(e.stdout, src.Name, cfg, link, model, rows)
+	return writePDText(e.stdout, src.Name, cfg, link, model, rows, notes)
 }
 
-func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []replay.PDRow) error {
+// pdUnservable are a pair's warnings, as unservable's: an SLO that no
+// request meets even alone on idle pools (replay.SLOWarning; every policy
+// replays the same trace, so the first one says it), then each policy's
+// pools' shed at the backlog bound (replay.PDResult.ShedWarnings).
+func pdUnservable(results []replay.PDResult, slo float64) []string {
+	var out []string
+	if len(results) > 0 {
+		if w := results[0].SLOWarning(slo); w != "" {
+			out = append(out, w)
+		}
+	}
+	for _, r := range results {
+		out = append(out, r.ShedWarnings()...)
+	}
+	return out
+}
+
+// writePDText writes the pair's table, its bounds, the legend and notes
+// (pdUnservable's warnings, "note: " each, as writeSimText closes its
+// table), then each row's timelines.
+func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []replay.PDRow, notes []string) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %s; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
@@ -139,6 +158,9 @@ func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64,
 		if r.BoundMinutes != nil {
 			fmt.Fprintf(b, "\n%s: certified lower bound %.1f replica-min (prefill pool's bound + decode busy time; docs/llm-d.md)\n", r.Policy, *r.BoundMinutes)
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(b, "\nnote: %s\n", n)
 	}
 	b.WriteString("\nrmin: replica-minutes of the pool (starting, ready and draining). TTFT: prefill queue + prefill + KV transfer + decode queue + first decode step. ITL p95: over output tokens, the decode pool's step time. peak P/D: the most replicas each pool asked for.\n")
 	for _, r := range rows {

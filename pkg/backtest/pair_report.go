@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -82,7 +83,7 @@ func (rep PairReport) WriteJSON(w io.Writer) error {
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
-		Warnings:   append(append([]string(nil), rep.Fetch.Warnings...), rep.Mismatch()...),
+		Warnings:   slices.Concat(rep.Fetch.Warnings, rep.Mismatch(), nonEmpty(rep.SLOWarning())),
 	}
 	if s := a.Simulated; s != nil {
 		r := pairRowJSON(PairRow{PDResult: *s, SavingsPct: math.NaN()})
@@ -147,7 +148,7 @@ func (rep PairReport) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
-	for _, wn := range append(append([]string(nil), rep.Fetch.Warnings...), rep.Mismatch()...) {
+	for _, wn := range slices.Concat(rep.Fetch.Warnings, rep.Mismatch(), nonEmpty(rep.SLOWarning())) {
 		fmt.Fprintf(w, "warning   %s\n", wn)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -117,7 +118,7 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
-		Warnings:   append(rep.readWarnings(), rep.Runaway()...),
+		Warnings:   slices.Concat(rep.readWarnings(), nonEmpty(rep.SLOWarning()), rep.Runaway()),
 	}
 	out.Actual.TTFTHourly = []jsonHour{}
 	for _, h := range rep.TTFTHourly {
@@ -212,7 +213,7 @@ func (rep Report) WriteText(w io.Writer) error {
 	for _, wn := range rep.readWarnings() {
 		fmt.Fprintf(w, "warning   %s\n", wn)
 	}
-	for _, wn := range rep.Runaway() {
+	for _, wn := range append(nonEmpty(rep.SLOWarning()), rep.Runaway()...) {
 		fmt.Fprintf(w, "warning   %s\n", wn)
 	}
 	return nil

@@ -125,6 +125,40 @@ func (f Fidelity) Verdict(slo float64) (grade, advice string) {
 		100*FairRelError, 100*FairSLOShare)
 }
 
+// SLOWarning is replay.SLOWarning of the history's replays (every policy
+// replays the same requests, so the first replay says it): no request can
+// meet the SLO even alone on an idle replica. "" when one can, or when
+// nothing was replayed.
+func (rep Report) SLOWarning() string {
+	switch {
+	case len(rep.Policies) > 0:
+		return rep.Policies[0].SLOWarning(rep.SLOTTFT)
+	case rep.Actual.Simulated != nil:
+		return rep.Actual.Simulated.SLOWarning(rep.SLOTTFT)
+	}
+	return ""
+}
+
+// SLOWarning is Report.SLOWarning of a pair's replays (replay.PDResult's
+// least TTFT: prefill, KV transfer and a decode step on idle pools).
+func (rep PairReport) SLOWarning() string {
+	switch {
+	case len(rep.Policies) > 0:
+		return rep.Policies[0].SLOWarning(rep.SLOTTFT)
+	case rep.Actual.Simulated != nil:
+		return rep.Actual.Simulated.SLOWarning(rep.SLOTTFT)
+	}
+	return ""
+}
+
+// nonEmpty is msg as a list: none when msg is "".
+func nonEmpty(msg string) []string {
+	if msg == "" {
+		return nil
+	}
+	return []string{msg}
+}
+
 // readWarnings are the warnings about what the history read holds: the
 // fetch's and zeroActual's (a fresh slice).
 func (rep Report) readWarnings() []string {

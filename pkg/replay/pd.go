@@ -124,6 +124,19 @@ type PDResult struct {
 	// LowerBound is `optimal`'s certified bound on the pair (nil for every
 	// other policy).
 	LowerBound *PDBound
+	// ShortestPrompt is the shortest prompt, in tokens, of the requests
+	// that fit a prefill replica (0 when none does). IdleTTFT is its TTFT
+	// on the whole path with both pools idle, in seconds: the request
+	// overhead, its prefill, its KV transfer and a decode step of it alone
+	// (0 when none fits). No request has a shorter TTFT under any policy
+	// (SLOWarning).
+	ShortestPrompt int32
+	IdleTTFT       float64
+}
+
+// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
+func (r PDResult) SLOWarning(slo float64) string {
+	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT)
 }
 
 // Misses counts late, unserved and rejected requests.
@@ -445,6 +458,12 @@ func (ps *pdSim) result(name, traceName string) PDResult {
 	r.TTFTP50, r.TTFTP95 = dec.ttft.quantile(0.5), dec.ttft.quantile(0.95)
 	r.ITLP95 = dec.itl.quantile(0.95)
 	r.Prefill.Policy, r.Decode.Policy = name+" (prefill)", name+" (decode)"
+	if p := pre.res.ShortestPrompt; p > 0 {
+		// Prefill alone (with the overhead), the KV over the link, then
+		// the decode step of a batch of one with the prompt's context.
+		r.ShortestPrompt = p
+		r.IdleTTFT = pre.res.IdleTTFT + float64(p)*ps.perToken + dec.sp.curve(1, int64(p)).time(1)
+	}
 	return r
 }
 

@@ -261,6 +261,33 @@ func (r Result) RejectedWarning() string {
 		r.Trace, r.Rejected, r.Requests, FormatPct(100*float64(r.Rejected)/float64(r.Requests)), r.LongestRejected, r.KVCapacity)
 }
 
+// SLOWarning says, when no request of the trace can meet slo (seconds)
+// even alone on an idle replica, that every policy misses every request,
+// the least TTFT a request has and what to change; "" otherwise (also when
+// no request fits a replica, shortestPrompt 0). idleTTFT is that least
+// TTFT in seconds, of the trace's shortest prompt (shortestPrompt tokens):
+// Result.IdleTTFT, or PDResult.IdleTTFT on a P/D pair. Without the warning
+// `optimal` answers 0 replicas quietly: no replica meets a request, so the
+// cheapest schedule with the fewest misses runs none. The one rule of
+// every command that judges a TTFT SLO through a replay (simulate, simulate
+// --pd, tune, backtest).
+func SLOWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64) string {
+	if shortestPrompt == 0 || !(idleTTFT > slo) {
+		return ""
+	}
+	tokens := "tokens"
+	if shortestPrompt == 1 {
+		tokens = "token"
+	}
+	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, %d %s, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
+		trace, slo, idleTTFT, shortestPrompt, tokens, idleTTFT)
+}
+
+// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
+func (r Result) SLOWarning(slo float64) string {
+	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT)
+}
+
 // MaxBacklog bounds the requests a replay keeps in the system (held,
 // waiting and running, over the fleet), Config.MaxBacklog's default:
 // 16,777,216, 0.5 GiB of queues at BacklogRequestBytes each. A request behind that many waits at least MaxBacklog / (the

@@ -211,6 +211,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 		rep.Baselines = bs
 	}
 	rep.Replays = e.done
+	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT)
 	return rep, nil
 }
 
@@ -490,6 +491,7 @@ func (e *pdEvaluator) run(jobs []pdJob) error {
 		}
 		*j.out = r
 		e.shed(e.cfg.Warn, r.Policy, r.ShedWarnings()...)
+		e.idle(r.ShortestPrompt, r.IdleTTFT)
 		e.finished(e.cfg.Progress, weight(j.src))
 		return nil
 	})

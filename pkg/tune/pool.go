@@ -37,6 +37,7 @@ func (e *evaluator) run(jobs []job) error {
 		}
 		*j.out = r
 		e.shed(e.cfg.Warn, r.Policy, r.ShedWarning())
+		e.idle(r.ShortestPrompt, r.IdleTTFT)
 		e.finished(e.cfg.Progress, weight(j.src))
 		return nil
 	})
@@ -68,6 +69,33 @@ type tally struct {
 	plannedW    float64 // weight of the replays planned
 	aheadW      float64 // expected weight of the stages not yet planned (expect)
 	warned      map[string]bool
+	// shortest and idleTTFT are the shortest prompt over the replays and
+	// its TTFT alone on an idle replica (replay.Result.IdleTTFT; 0: none
+	// yet): the trace's parts and stressed copies together hold the
+	// trace's shortest prompt, whatever the screen sampled.
+	shortest int32
+	idleTTFT float64
+}
+
+// idle keeps a replay's shortest prompt and its IdleTTFT when shorter
+// than the shortest so far.
+func (t *tally) idle(prompt int32, ttft float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if prompt > 0 && (t.shortest == 0 || prompt < t.shortest) {
+		t.shortest, t.idleTTFT = prompt, ttft
+	}
+}
+
+// warnSLO passes to warn (when set) replay.SLOWarning of the shortest
+// prompt the search's replays held: no request of trace can meet slo.
+// Called once, after the search.
+func (t *tally) warnSLO(warn func(string), trace string, slo float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w := replay.SLOWarning(trace, slo, t.shortest, t.idleTTFT); warn != nil && w != "" {
+		warn(w)
+	}
 }
 
 // shed passes policy's shed warnings to warn, the first time a replay of

@@ -79,7 +79,8 @@ type Config struct {
 	// the replay's bound (replay.Result.ShedWarning; a pair's, each
 	// pool's), once per policy however many parts and copies shed, one
 	// call at a time: those requests are counted unserved, as simulate
-	// counts and warns of them.
+	// counts and warns of them; and, once after a search that completes,
+	// replay.SLOWarning when no request of the trace can meet the SLO.
 	Warn func(msg string)
 }
 
@@ -311,6 +312,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	}
 	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
 	rep.Target = w.Candidate.Block(cfg.Serve, max(2*w.InSample.Peak, 8))
+	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT)
 	return rep, nil
 }
 
