@@ -3,10 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // TestSimulateWarnsUnmeetableSLO: an SLO below the TTFT any request has
@@ -40,5 +48,116 @@ func TestSimulateWarnsUnmeetableSLO(t *testing.T) {
 	}
 	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
 		t.Errorf("--slo-ttft 5ms, above the 4.04 ms: output %q\nwant no warning", s)
+	}
+}
+
+// TestTuneWarnsUnmeetableSLO: tune judges the same SLO through its
+// replays, and said nothing while every finalist showed 100% misses: it
+// warns on stderr as simulate does, once, after the search (its text has
+// no notes, its JSON no warnings). Every prompt is 100 tokens or more, so
+// the least TTFT is 100 / 24750 = 4.04 ms: 1ms is warned of, 5ms is not.
+func TestTuneWarnsUnmeetableSLO(t *testing.T) {
+	var rows strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&rows, "%d,%d,10\n", i, 100+i%300)
+	}
+	tr := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "warning: short.csv: no request can meet the SLO TTFT of 0.001s: the least TTFT a request has on an idle replica is 0.00404s (its shortest prompt, 100 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 0.00404s, or replay a faster replica (--gpu, --tp)\n"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tune", "--trace", tr, "--slo-ttft", "1ms", "--stress", "none", "--workers", "1", "-q"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(errb.String(), want); n != 1 {
+		t.Errorf("stderr %q\nwant the warning once, got %d: %q", errb.String(), n, want)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"tune", "--trace", tr, "--slo-ttft", "5ms", "--stress", "none", "--workers", "1", "-q"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if strings.Contains(errb.String(), "no request can meet") {
+		t.Errorf("--slo-ttft 5ms, above the 4.04 ms: stderr %q\nwant no warning", errb.String())
+	}
+}
+
+// TestSimulatePDWarnsUnmeetableSLO: on a pair the least TTFT is the whole
+// path's with both pools idle. A 4000-token prompt prefills in 4000 /
+// 24750 = 161.6 ms and its KV (128 KiB a token) crosses 25 GB/s in 4000
+// × 131072 / 25e9 = 20.97 ms, 182.6 ms before its first decode step (the
+// replica model's StepTime(1, 4000), about 7 ms): --slo-ttft 150ms (above
+// the 72 ms the pair needs to replay at all, ErrPDSLO) is warned of, on
+// stderr and under the table, as simulate warns; 250ms is not.
+func TestSimulatePDWarnsUnmeetableSLO(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "long.csv")
+	if err := os.WriteFile(tr, []byte("0,4000,10\n1.5,5000,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := replica.New(replica.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	least := 4000.0/24750 + 4000*131072/25e9 + m.StepTime(1, 4000)
+	want := fmt.Sprintf("long.csv: no request can meet the SLO TTFT of 0.15s: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, 4000 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)", least, least)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"simulate", "--pd", "--trace", tr, "--slo-ttft", "150ms", "-p", "pd(fixed:1;fixed:1)", "-q"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "warning: "+want+"\n") {
+		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
+	}
+	if !strings.Contains(out.String(), "\nnote: "+want+"\n") {
+		t.Errorf("stdout %q\nwant the note %q", out.String(), want)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"simulate", "--pd", "--trace", tr, "--slo-ttft", "250ms", "-p", "pd(fixed:1;fixed:1)", "-q"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
+		t.Errorf("--slo-ttft 250ms, above the %.4g s: output %q\nwant no warning", least, s)
+	}
+}
+
+// TestBacktestWarnsUnmeetableSLO: backtest replays a history's requests,
+// their prompts drawn uniformly within the prompt-token histogram's
+// buckets from 1 token (synth-week's lowest bucket, (0, 128], holds 15% of
+// some 68,000 requests an hour, so 1-token prompts are among them): the
+// least TTFT is 1 / 24750 = 40.4 us, and --slo-ttft 10us is warned of on
+// stderr, in the report's warning lines and in --output json's warnings.
+func TestBacktestWarnsUnmeetableSLO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 1, Scrape: 2 * time.Minute})
+	start := truth.Start.Add(12 * time.Hour)
+	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "-p", "queue:24", "-q", "--slo-ttft", "10us",
+		"--start", fmt.Sprint(start.Unix()), "--end", fmt.Sprint(start.Add(2 * time.Hour).Unix()), "--step", "2m"}
+	want := "no request can meet the SLO TTFT of 1e-05s: the least TTFT a request has on an idle replica is 4.04e-05s (its shortest prompt, 1 token, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 4.04e-05s, or replay a faster replica (--gpu, --tp)"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), want+"\n") || !strings.Contains(errb.String(), "warning: prometheus ") {
+		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
+	}
+	if !strings.Contains(out.String(), "\nwarning   prometheus ") || !strings.Contains(out.String(), want+"\n") {
+		t.Errorf("stdout %q\nwant the warning line %q", out.String(), want)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(args, "--output", "json"), nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasSuffix(w, ": "+want) }) {
+		t.Errorf("JSON warnings %q\nwant %q", rep.Warnings, want)
 	}
 }
