@@ -155,6 +155,9 @@ func (c *ProfileCmd) Run(e *env) error {
 	for _, r := range rep.Policies {
 		warnShed(e.stderr, r.Result)
 	}
+	if w := rep.SLOWarning(); w != "" { // the later replays replay the same requests
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
 	rep.Fetch = st
 	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, g.Step.Seconds(), g.N, w.Known())
 	hp, err := seasonal.Build(g.Start, g.Step, held, known, loc)

@@ -126,7 +126,8 @@ func TestSimulatePDWarnsUnmeetableSLO(t *testing.T) {
 // buckets from 1 token (synth-week's lowest bucket, (0, 128], holds 15% of
 // some 68,000 requests an hour, so 1-token prompts are among them): the
 // least TTFT is 1 / 24750 = 40.4 us, and --slo-ttft 10us is warned of on
-// stderr, in the report's warning lines and in --output json's warnings.
+// stderr, in the report's warning lines and in --output json's warnings;
+// profile, replaying the same requests, says it on stderr once.
 func TestBacktestWarnsUnmeetableSLO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
@@ -159,5 +160,15 @@ func TestBacktestWarnsUnmeetableSLO(t *testing.T) {
 	}
 	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasSuffix(w, ": "+want) }) {
 		t.Errorf("JSON warnings %q\nwant %q", rep.Warnings, want)
+	}
+	// profile replays the day's requests under the same SLO: once on stderr.
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"profile", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "--slo-ttft", "10us",
+		"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.Start.Add(24 * time.Hour).Unix()), "--step", "2m"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("profile: exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(errb.String(), want+"\n"); n != 1 {
+		t.Errorf("profile: stderr %q\nwant the warning once, got %d: %q", errb.String(), n, want)
 	}
 }
