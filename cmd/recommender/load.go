@@ -268,6 +268,7 @@ func (c *LoadCmd) Run(e *env) error {
 		rep.Summary = load.SummarizeRun(cfg, pt)
 	} else {
 		bar.start(cfg)
+		bar.stops = func(s load.Summary) bool { return load.StopsAfter(s, len(loads), slo, c.Calibrate != "") }
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
 		if err != nil {
 			if rep.Interrupted { // the points that finished before the interrupt (exit 130 still)
@@ -292,6 +293,7 @@ func (c *LoadCmd) Run(e *env) error {
 			}
 			kcfg := cfg
 			kcfg.PromptTokens = n
+			bar.stops = nil // a calibration's sweep runs every point
 			kr, err := load.Sweep(e.ctx, kcfg, true, fitLoads, slo, true, bar.point)
 			if err != nil {
 				if e.ctx.Err() != nil { // the sweep finished: print it (exit 130 still)
@@ -739,6 +741,9 @@ type loadProgress struct {
 	labels []string  // the sweep's points, "c=4" or "2 req/s"
 	done   int       // points finished
 	began  time.Time // the current point's start
+	// stops, if set, says whether the sweep ends after a point (load.StopsAfter):
+	// the next point is then not announced, as it never starts.
+	stops func(load.Summary) bool
 }
 
 // newLoadProgress returns the progress of a run of loads (the sweep's
@@ -797,7 +802,7 @@ func (p *loadProgress) point(s load.Summary) {
 		}
 		fmt.Fprintf(p.lines, "load: %s (%d of %d) done in %.0fs: %d requests, %d errors\n",
 			label, p.done, len(p.labels), time.Since(p.began).Seconds(), s.Requests, s.Errors)
-		if p.done < len(p.labels) {
+		if p.done < len(p.labels) && (p.stops == nil || !p.stops(s)) {
 			fmt.Fprintf(p.lines, "load: %s (%d of %d) started\n", p.labels[p.done], p.done+1, len(p.labels))
 		}
 	}

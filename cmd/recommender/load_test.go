@@ -537,3 +537,21 @@ func absPath(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// TestLoadSweepAnnouncesOnlyPointsThatRun: a sweep ends after a point that
+// misses the SLO, so the next point is not announced off a terminal. Against
+// a server refusing every request (401), c=1 fails wholly and c=2 never
+// runs; stderr said "load: c=2 (2 of 2) started" and nothing after it.
+func TestLoadSweepAnnouncesOnlyPointsThatRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	code, _, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--served-model-name", "m", "--max-tokens", "4", "--prompt-tokens", "8")
+	if code != 1 || !strings.Contains(errs, "load: c=1 (1 of 2) done in ") {
+		t.Fatalf("exit %d, stderr %q; want 1 and c=1 done", code, errs)
+	}
+	if strings.Contains(errs, "c=2 (2 of 2) started") {
+		t.Errorf("stderr announces c=2, which the sweep never runs:\n%s", errs)
+	}
+}

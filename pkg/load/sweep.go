@@ -72,7 +72,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		if point != nil {
 			point(s)
 		}
-		if len(loads) > 1 && !all && !slo.Meets(s) {
+		if StopsAfter(s, len(loads), slo, all) {
 			break
 		}
 	}
@@ -80,6 +80,13 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		return Report{Summary: points[0]}, nil
 	}
 	return sweepReport(points, slo), nil
+}
+
+// StopsAfter reports whether a sweep of n loads ends after its point s
+// although loads remain: s misses slo (the knee is below it), the sweep has
+// more than one load and all (a calibration's every point) is not set.
+func StopsAfter(s Summary, n int, slo SLO, all bool) bool {
+	return n > 1 && !all && !slo.Meets(s)
 }
 
 // sweepReport is the report of a sweep's points: the knee and, at the top
