@@ -480,8 +480,9 @@ func dataCovers(w backtest.Workload) string {
 // dstNote says what a DST change does to the clock and where KEDA's cron
 // trigger and serve's schedule then hold a window's floor apart:
 // "at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger
-// holds the floor from 2027-03-21 06:00 CET to 2027-03-28 03:00 CEST, where
-// serve's schedule does not".
+// holds the floor for 164h, from 2027-03-21 06:00 CET to 2027-03-28 03:00
+// CEST, where serve's schedule does not". The span's length is said beside
+// its wall-clock ends, which a change moves: 02:00 +02 to 01:00 +00 is 1h.
 func dstNote(d seasonal.DSTDay) string {
 	const at = "2006-01-02 15:04 MST"
 	before, off := d.Change.Add(-time.Nanosecond).Zone()
@@ -492,10 +493,10 @@ func dstNote(d seasonal.DSTDay) string {
 	text := fmt.Sprintf("at %s the clock %s %s", d.Change.In(time.FixedZone(before, off)).Format(at), moves, d.Change.Format("15:04 MST"))
 	var parts []string
 	for _, s := range d.KEDAOnly {
-		parts = append(parts, fmt.Sprintf("KEDA's trigger holds the floor from %s to %s, where serve's schedule does not", s.From.Format(at), s.To.Format(at)))
+		parts = append(parts, fmt.Sprintf("KEDA's trigger holds the floor for %s, from %s to %s, where serve's schedule does not", shortDuration(s.To.Sub(s.From)), s.From.Format(at), s.To.Format(at)))
 	}
 	for _, s := range d.ServeOnly {
-		parts = append(parts, fmt.Sprintf("serve's schedule holds the floor from %s to %s, where KEDA's trigger does not", s.From.Format(at), s.To.Format(at)))
+		parts = append(parts, fmt.Sprintf("serve's schedule holds the floor for %s, from %s to %s, where KEDA's trigger does not", shortDuration(s.To.Sub(s.From)), s.From.Format(at), s.To.Format(at)))
 	}
 	return text + ": " + strings.Join(parts, "; ")
 }

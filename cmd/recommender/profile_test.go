@@ -494,19 +494,19 @@ func TestProfileTextSaysDSTDays(t *testing.T) {
 				{From: time.Saturday, To: time.Saturday, Hour: 22, Hours: 4, Min: 3, Support: 3},
 			},
 			[]string{
-				`note: "0 2 * * 0" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger holds the floor from 2027-03-21 06:00 CET to 2027-03-28 03:00 CEST, where serve's schedule does not (2 such change(s) in the next year;`,
-				`note: "0 22 * * 6" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: serve's schedule holds the floor from 2027-03-27 22:00 CET to 2027-03-28 03:00 CEST, where KEDA's trigger does not (1 such change(s)`,
+				`note: "0 2 * * 0" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger holds the floor for 164h, from 2027-03-21 06:00 CET to 2027-03-28 03:00 CEST, where serve's schedule does not (2 such change(s) in the next year;`,
+				`note: "0 22 * * 6" for 4h in Europe/Berlin: at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: serve's schedule holds the floor for 4h, from 2027-03-27 22:00 CET to 2027-03-28 03:00 CEST, where KEDA's trigger does not (1 such change(s)`,
 			},
 			[]string{`note: "0 10 * * 1-5"`, `note: "0 0 * * 0"`}, // no change, or one inside: the same in both
 		},
 		{"Antarctica/Troll", time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
 			[]seasonal.Window{{From: time.Sunday, To: time.Sunday, Hour: 0, Hours: 1, Min: 2, Support: 3}},
-			[]string{`note: "0 0 * * 0" for 1h in Antarctica/Troll: at 2026-10-25 03:00 +02 the clock goes back to 01:00 +00: serve's schedule holds the floor from 2026-10-25 02:00 +02 to 2026-10-25 01:00 +00, where KEDA's trigger does not (2 such change(s)`},
+			[]string{`note: "0 0 * * 0" for 1h in Antarctica/Troll: at 2026-10-25 03:00 +02 the clock goes back to 01:00 +00: serve's schedule holds the floor for 1h, from 2026-10-25 02:00 +02 to 2026-10-25 01:00 +00, where KEDA's trigger does not (2 such change(s)`},
 			nil,
 		},
 		{"Australia/Lord_Howe", time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 			[]seasonal.Window{{From: time.Sunday, To: time.Sunday, Hour: 20, Hours: 4, Min: 2, Support: 3}},
-			[]string{`note: "0 20 * * 0" for 4h in Australia/Lord_Howe: at 2026-10-04 02:00 +1030 the clock jumps to 02:30 +11: KEDA's trigger holds the floor from 2026-09-28 00:00 +1030 to 2026-10-04 03:00 +11, where serve's schedule does not (2 such change(s)`},
+			[]string{`note: "0 20 * * 0" for 4h in Australia/Lord_Howe: at 2026-10-04 02:00 +1030 the clock jumps to 02:30 +11: KEDA's trigger holds the floor for 146h30m, from 2026-09-28 00:00 +1030 to 2026-10-04 03:00 +11, where serve's schedule does not (2 such change(s)`},
 			nil,
 		},
 	} {
