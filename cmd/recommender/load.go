@@ -268,7 +268,7 @@ func (c *LoadCmd) Run(e *env) error {
 		rep.Summary = load.SummarizeRun(cfg, pt)
 	} else {
 		bar.start(cfg)
-		bar.stops = func(s load.Summary) bool { return load.StopsAfter(s, len(loads), slo, c.Calibrate != "") }
+		bar.sweep(len(loads), func(s load.Summary) bool { return load.StopsAfter(s, len(loads), slo, c.Calibrate != "") })
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
 		if err != nil {
 			if rep.Interrupted { // the points that finished before the interrupt (exit 130 still)
@@ -293,7 +293,7 @@ func (c *LoadCmd) Run(e *env) error {
 			}
 			kcfg := cfg
 			kcfg.PromptTokens = n
-			bar.stops = nil // a calibration's sweep runs every point
+			bar.sweep(len(fitLoads), nil) // a calibration's sweep runs every point
 			kr, err := load.Sweep(e.ctx, kcfg, true, fitLoads, slo, true, bar.point)
 			if err != nil {
 				if e.ctx.Err() != nil { // the sweep finished: print it (exit 130 still)
@@ -741,8 +741,11 @@ type loadProgress struct {
 	labels []string  // the sweep's points, "c=4" or "2 req/s"
 	done   int       // points finished
 	began  time.Time // the current point's start
-	// stops, if set, says whether the sweep ends after a point (load.StopsAfter):
-	// the next point is then not announced, as it never starts.
+	// end is the index in labels after the running sweep's last point, and
+	// stops, if set, says whether it ends after a point (load.StopsAfter):
+	// a point is announced as it starts, never one that does not (past a
+	// point that missed the SLO, or a calibration's after a failed sweep).
+	end   int
 	stops func(load.Summary) bool
 }
 
@@ -787,7 +790,16 @@ func (p *loadProgress) start(cfg load.Config) {
 		sep = "; "
 	}
 	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, sep), limit)
-	fmt.Fprintf(p.lines, "load: %s (1 of %d) started\n", p.labels[0], len(p.labels))
+}
+
+// sweep announces a sweep of the next n points (off a terminal), stops
+// saying whether it ends after one of them (nil: it runs them all).
+func (p *loadProgress) sweep(n int, stops func(load.Summary) bool) {
+	p.end, p.stops = min(p.done+n, len(p.labels)), stops
+	p.began = time.Now()
+	if p.lines != nil && p.done < p.end {
+		fmt.Fprintf(p.lines, "load: %s (%d of %d) started\n", p.labels[p.done], p.done+1, len(p.labels))
+	}
 }
 
 // point is Sweep's callback after each point: clear the bar, and off a
@@ -802,7 +814,7 @@ func (p *loadProgress) point(s load.Summary) {
 		}
 		fmt.Fprintf(p.lines, "load: %s (%d of %d) done in %.0fs: %d requests, %d errors\n",
 			label, p.done, len(p.labels), time.Since(p.began).Seconds(), s.Requests, s.Errors)
-		if p.done < len(p.labels) && (p.stops == nil || !p.stops(s)) {
+		if p.done < p.end && (p.stops == nil || !p.stops(s)) {
 			fmt.Fprintf(p.lines, "load: %s (%d of %d) started\n", p.labels[p.done], p.done+1, len(p.labels))
 		}
 	}

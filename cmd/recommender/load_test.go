@@ -555,3 +555,27 @@ func TestLoadSweepAnnouncesOnlyPointsThatRun(t *testing.T) {
 		t.Errorf("stderr announces c=2, which the sweep never runs:\n%s", errs)
 	}
 }
+
+// TestLoadCalibrateFailedSweepAnnouncesNoCalibration: with --calibrate, a
+// sweep whose every point failed (each completion a 500) runs no
+// calibration sweep, so its first point is not announced; stderr said
+// "load: c=1 at 1088-token prompts (3 of 4) started" (2 x 512 + 128 / 2 =
+// 1,088 tokens, the default second length) and nothing after it.
+func TestLoadCalibrateFailedSweepAnnouncesNoCalibration(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model","max_model_len":4096}]}`)
+			return
+		}
+		http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	cal := filepath.Join(t.TempDir(), "cal.json")
+	code, _, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--calibrate", cal)
+	if code != 1 || !strings.Contains(errs, "load: 4 points (c=1, c=2, c=1 at 1088-token prompts, c=2 at 1088-token prompts)") || !strings.Contains(errs, "load: c=2 (2 of 4) done in ") {
+		t.Fatalf("exit %d, stderr %q; want 1, the 4 points listed and c=2 done", code, errs)
+	}
+	if strings.Contains(errs, "(3 of 4) started") {
+		t.Errorf("stderr announces a calibration point that never runs:\n%s", errs)
+	}
+}
