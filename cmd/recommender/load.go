@@ -725,7 +725,11 @@ func plotLoad(w io.Writer, rep load.Report) {
 			if m.limit > 0 && mark >= 0 && mark < len(row) {
 				row[mark] = '|'
 			}
-			fmt.Fprintf(w, "  %10s %s %.3fs\n", loadLabel(p), row, v)
+			val := fmt.Sprintf("%.3fs", v)
+			if math.IsNaN(v) { // no request of the point measured it: "-" as in the table
+				val = "-"
+			}
+			fmt.Fprintf(w, "  %10s %s %s\n", loadLabel(p), row, val)
 		}
 	}
 }

@@ -571,11 +571,19 @@ func TestLoadCalibrateFailedSweepAnnouncesNoCalibration(t *testing.T) {
 	}))
 	defer srv.Close()
 	cal := filepath.Join(t.TempDir(), "cal.json")
-	code, _, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--calibrate", cal)
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--calibrate", cal)
 	if code != 1 || !strings.Contains(errs, "load: 4 points (c=1, c=2, c=1 at 1088-token prompts, c=2 at 1088-token prompts)") || !strings.Contains(errs, "load: c=2 (2 of 4) done in ") {
 		t.Fatalf("exit %d, stderr %q; want 1, the 4 points listed and c=2 done", code, errs)
 	}
 	if strings.Contains(errs, "(3 of 4) started") {
 		t.Errorf("stderr announces a calibration point that never runs:\n%s", errs)
+	}
+	// No TTFT measured: the chart's bar is empty, the SLO's mark (2 s, the
+	// chart's top) at column 40, and the value "-" as in the table; it read
+	// "NaNs".
+	for _, pt := range []string{"c=1", "c=2"} {
+		if want := "         " + pt + " " + strings.Repeat(" ", 40) + "| -\n"; !strings.Contains(out, want) || strings.Contains(out, "NaN") {
+			t.Errorf("the chart's row of %s without TTFT: want %q, no NaN:\n%s", pt, want, out)
+		}
 	}
 }
