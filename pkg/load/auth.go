@@ -103,7 +103,7 @@ func statusHint(code int, header http.Header, sources HeaderSources) string {
 			advise("a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY: " +
 				"give the key in OPENAI_API_KEY, or --header 'Authorization: Bearer KEY'")
 		case from == FromAPIKey:
-			advise("check that OPENAI_API_KEY holds the key the server was started with (vLLM's or llama.cpp's --api-key) or that its gateway takes")
+			advise("check that OPENAI_API_KEY holds the key the server was started with (vLLM's, SGLang's or llama.cpp's --api-key) or that its gateway takes")
 		case from == FromHeaderFlag:
 			advise("check the key given with --header Authorization (it replaces OPENAI_API_KEY's): the server's --api-key, or its gateway's")
 		default:

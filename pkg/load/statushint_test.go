@@ -58,7 +58,7 @@ func TestRefusalNamesCredential(t *testing.T) {
 		want    string
 	}{
 		{"OPENAI_API_KEY", 401, http.Header{"Authorization": {"Bearer sk-a1"}}, HeaderSources{"Authorization": FromAPIKey},
-			refused + "Authorization: Bearer from OPENAI_API_KEY; values never shown): check that OPENAI_API_KEY holds the key the server was started with (vLLM's or llama.cpp's --api-key) or that its gateway takes"},
+			refused + "Authorization: Bearer from OPENAI_API_KEY; values never shown): check that OPENAI_API_KEY holds the key the server was started with (vLLM's, SGLang's or llama.cpp's --api-key) or that its gateway takes"},
 		{"the URL's user:password", 401, http.Header{"Authorization": {"Basic dTpzay1hMQ=="}}, HeaderSources{"Authorization": FromURL},
 			refused + "Authorization: Basic from the URL's user:password; values never shown): a server started with --api-key (vLLM, SGLang, llama.cpp) takes its key as Authorization: Bearer KEY, not Basic: give the key in OPENAI_API_KEY and the URL without user:password, unless a gateway before the server asks for Basic"},
 		{"--header Bearer", 403, http.Header{"Authorization": {"bearer sk-a1"}}, HeaderSources{"Authorization": FromHeaderFlag},
