@@ -796,13 +796,28 @@ func isCredential(name string) bool {
 // redact returns err with every credential of header (Credentials) in its
 // text replaced by [redacted] (a server that echoes the key it refused),
 // err itself when none is there. The result wraps err (errors.Is).
+// load's own advice in it (statusError's hint) is kept as written: it
+// names where a credential came from, never its value, and a short key
+// ("k") replaced in it read "chec[redacted] the [redacted]ey".
 func redact(err error, header http.Header) error {
 	if err == nil {
 		return nil
 	}
+	creds := Credentials(header)
+	text := func(s string) string {
+		for _, c := range creds {
+			s = strings.ReplaceAll(s, c, "[redacted]")
+		}
+		return s
+	}
 	msg := err.Error()
-	for _, c := range Credentials(header) {
-		msg = strings.ReplaceAll(msg, c, "[redacted]")
+	var h hinted
+	if errors.As(err, &h) && strings.Contains(msg, " ("+h.hint+")") {
+		own := " (" + h.hint + ")"
+		i := strings.LastIndex(msg, own)
+		msg = text(msg[:i]) + own + text(msg[i+len(own):])
+	} else {
+		msg = text(msg)
 	}
 	if msg == err.Error() {
 		return err
@@ -821,6 +836,16 @@ func quote(status, contentType string, body []byte, header http.Header) string {
 	}
 	return bodyexcerpt.Excerpt(status, contentType, body)
 }
+
+// hinted is an error with load's own advice after it in parentheses
+// (statusError's hint).
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (e hinted) Error() string { return e.err.Error() + " (" + e.hint + ")" }
+func (e hinted) Unwrap() error { return e.err }
 
 // redacted is an error said with its credentials replaced (redact).
 type redacted struct {
@@ -849,7 +874,7 @@ func statusError(resp *http.Response, hint string, header http.Header) error {
 		err = fmt.Errorf("%s: %s", resp.Status, ex)
 	}
 	if hint != "" {
-		err = fmt.Errorf("%w (%s)", err, hint)
+		err = hinted{err, hint}
 	}
 	return err
 }

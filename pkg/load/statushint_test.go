@@ -80,3 +80,20 @@ func TestRefusalNamesCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactKeepsOwnAdvice: a server that echoes a short key it refused
+// ("k") has it redacted in its own words, while load's advice after them
+// reads as written; the key replaced everywhere read "Invalid API
+// [redacted]ey" and "chec[redacted] the [redacted]ey given with --header".
+func TestRedactKeepsOwnAdvice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"Invalid API key: got `+r.Header.Get("Authorization")+`"}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	header := http.Header{"Authorization": {"Bearer k"}}
+	_, err := DiscoverModel(t.Context(), srv.Client(), srv.URL, header, HeaderSources{"Authorization": FromHeaderFlag})
+	want := `401 Unauthorized: {"error":"Invalid API [redacted]ey: got [redacted]"} (the server refused the credentials load sent (Authorization: Bearer from --header; values never shown): check the key given with --header Authorization (it replaces OPENAI_API_KEY's): the server's --api-key, or its gateway's)`
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got %v\nwant it to end %q", err, want)
+	}
+}
