@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +59,17 @@ func TestMain(m *testing.M) {
 		time.Sleep(200 * time.Millisecond)
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
+	case "orphans": // as PID 1: two orphans end under it, then the zombies left are counted
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		// sh leaves at once; its two sleeps, orphaned, go to PID 1.
+		if err := exec.Command("sh", "-c", "sleep 0.1 & sleep 0.1 & exit 0").Run(); err != nil {
+			panic(err)
+		}
+		time.Sleep(600 * time.Millisecond)
+		fmt.Fprintf(os.Stderr, "zombies %d\n", zombiesOf(1))
+		os.Exit(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)
@@ -127,4 +141,23 @@ func TestRecoverWithoutLoggerPanicsAgain(t *testing.T) {
 		defer Recover()
 		panic("a bug")
 	}()
+}
+
+// zombiesOf counts the zombies (state Z in /proc/PID/stat) whose parent
+// is ppid.
+func zombiesOf(ppid int) int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	n := 0
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// "PID (COMM) STATE PPID ...": COMM may hold spaces, so after its ")".
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[0] == "Z" && f[1] == fmt.Sprint(ppid) {
+			n++
+		}
+	}
+	return n
 }

@@ -22,7 +22,7 @@ var unguarded = map[string]string{
 	"cmd/recommender/activator.go Run":              "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
 	"cmd/recommender/main.go main":                  "waits for the signal context and stops it",
 	"internal/crashlog/monitor.go StartMonitor":     "only reaps the crash monitor (cmd.Wait)",
-	"internal/crashlog/supervise_unix.go supervise": "only forwards signals to the monitored child (Process.Signal)",
+	"internal/crashlog/supervise_unix.go supervise": "only forwards signals to the monitored child (Process.Signal) and reaps (wait4)",
 	"cmd/recommender/simulate.go":                   "infscale simulate, a one-shot command: Go's own trace",
 	"pkg/load/load.go":                              "infscale load, a one-shot command: Go's own trace",
 	"pkg/fleet":                                     "infscale fleet, a loopback test harness: Go's own trace",

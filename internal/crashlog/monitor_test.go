@@ -234,3 +234,24 @@ func TestMonitorSurvivesGroupSignals(t *testing.T) {
 		t.Errorf("last line of stderr %.300q (%v), want the record at crashlog.overflow", lines[len(lines)-1], err)
 	}
 }
+
+// TestSuperviseReapsOrphans: a process whose parent has left goes to its
+// PID namespace's PID 1 (a `kubectl exec` in the pod whose shell ends
+// first), which must wait for it; the supervisor waited for serve alone
+// (cmd.Wait), and each such orphan stayed a zombie under it, holding a
+// process ID, until the container ended: 2 of 2 here. As PID 1 (unshare
+// --pid --fork --mount-proc) the child has sh start two sleeps of 0.1 s
+// and leave at once; 0.6 s later no zombie has PID 1 for parent, and
+// the status is the child's, 0.
+func TestSuperviseReapsOrphans(t *testing.T) {
+	if err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").Run(); err != nil {
+		t.Skip("no unshare --pid --mount-proc here (needs root or user namespaces):", err)
+	}
+	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=orphans")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || stderr.String() != "zombies 0\n" {
+		t.Errorf("%v, stderr %q; want status 0, \"zombies 0\\n\"", err, stderr.String())
+	}
+}

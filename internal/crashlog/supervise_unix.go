@@ -22,7 +22,8 @@ import (
 // SIGQUIT, SIGUSR1 and SIGUSR2 to the child, writes the child's crash
 // output as Monitor's record once the child has ended, and exits with
 // the child's status (128 + the signal's number for a child a signal
-// ended, as a shell says it). It returns only an error starting the
+// ended, as a shell says it); meanwhile it reaps the orphans the kernel
+// gives PID 1 (reap). It returns only an error starting the
 // child, and then the process runs the command itself, unmonitored.
 func supervise(exe string, stderr *os.File) error {
 	r, w, err := os.Pipe()
@@ -51,14 +52,36 @@ func supervise(exe string, stderr *os.File) error {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
+	status := make(chan syscall.WaitStatus, 1)
+	go func() { status <- reap(cmd.Process.Pid) }()
 	// To the end of the output first (the child never blocks writing it),
 	// which comes when the child has ended.
 	Monitor(slog.New(slog.NewJSONHandler(stderr, nil)), r)
-	_ = cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	ws := <-status
+	code := ws.ExitStatus()
+	if ws.Signaled() {
 		code = 128 + int(ws.Signal())
 	}
 	exit(code)
 	return nil
+}
+
+// reap waits for any child of this process, PID 1, until child has
+// ended, and returns child's status. The others are the namespace's
+// orphans, which the kernel gives its PID 1 (a process a `kubectl exec`
+// started whose parent has left): waited for, they do not stay zombies,
+// holding a process ID each, until the container ends. Not cmd.Wait,
+// which waits for child alone.
+func reap(child int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil: // ECHILD: child's status lost (cannot be while child is ours): exit status 1
+			return syscall.WaitStatus(1 << 8)
+		case pid == child:
+			return ws
+		}
+	}
 }
