@@ -70,6 +70,15 @@ func TestMain(m *testing.M) {
 		time.Sleep(600 * time.Millisecond)
 		fmt.Fprintf(os.Stderr, "zombies %d\n", zombiesOf(1))
 		os.Exit(0)
+	case "memlimit": // as PID 1 with a 100 MiB memory limit (automemlimit's, from the container's): the child's limit said
+		if os.Getpid() == 1 { // PID 1, not its child
+			debug.SetMemoryLimit(100 << 20)
+		}
+		if err := StartMonitor(os.Stderr); err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(os.Stderr, "%d %s\n", debug.SetMemoryLimit(-1), os.Getenv("GOMEMLIMIT"))
+		os.Exit(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -253,5 +255,38 @@ func TestSuperviseReapsOrphans(t *testing.T) {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil || stderr.String() != "zombies 0\n" {
 		t.Errorf("%v, stderr %q; want status 0, \"zombies 0\\n\"", err, stderr.String())
+	}
+}
+
+// TestSuperviseChildMemLimit: PID 1 and its child count against one
+// container limit, and both took 90% of it for GOMEMLIMIT (automemlimit):
+// at 128 MiB, 115.2 MiB for the child beside PID 1's own. The child gets
+// PID 1's limit less what PID 1 holds: 120 MiB less 8 MiB is 112 MiB,
+// 117,440,512 bytes; no limit (math.MaxInt64), or nothing left, gives
+// none. As PID 1 with a 100 MiB limit the child's is in the environment
+// and its runtime's, below 100 MiB and above 100 - 16 MiB (PID 1, a test
+// binary, holds a few MiB), status 0.
+func TestSuperviseChildMemLimit(t *testing.T) {
+	for _, c := range []struct{ limit, held, want int64 }{
+		{120 << 20, 8 << 20, 117440512},
+		{math.MaxInt64, 8 << 20, 0},
+		{8 << 20, 8 << 20, 0},
+		{0, 0, 0},
+	} {
+		if got := childMemLimit(c.limit, c.held); got != c.want {
+			t.Errorf("childMemLimit(%d, %d) = %d, want %d", c.limit, c.held, got, c.want)
+		}
+	}
+	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
+		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
+	}
+	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=memlimit", "GOMEMLIMIT=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var got, env int64
+	if _, serr := fmt.Sscanf(stderr.String(), "%d %d\n", &got, &env); err != nil || serr != nil || got != env || got >= 100<<20 || got <= 84<<20 {
+		t.Errorf("%v, stderr %q; want status 0, the child's limit twice, between 88080384 and 104857600 bytes", err, stderr.String())
 	}
 }
