@@ -144,7 +144,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	log := c.LogFlags.Logger(e.stderr)
 	defer crashlog.Handle(log) // a panic ends the activator as before, its trace one record (docs/serve.md)
 	crashlog.SetLogger(log)
-	c.LogFlags.monitorCrashes(e.stderr, log) // Go's fatal errors as one record too
+	c.LogFlags.monitorCrashes(e.ctx, e.stderr, log) // Go's fatal errors as one record too
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
 		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: log})
 	if err != nil {

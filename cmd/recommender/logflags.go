@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -36,14 +37,16 @@ func (f *LogFlags) Logger(w io.Writer) *slog.Logger {
 // daemon that logs JSON to a file, its stderr: a Go fatal error (a
 // concurrent map write, memory exhausted, a stack overflow), which no
 // recover catches, then ends in one record too, after Go's plain-text
-// trace. Text logs keep the trace alone, readable as it is. A monitor
+// trace. Text logs keep the trace alone, readable as it is. ctx is the
+// command's signal context (a stop it saw already reaches serve as PID 1's
+// child too). A monitor
 // that cannot start is logged, and the daemon runs without it.
-func (f *LogFlags) monitorCrashes(w io.Writer, log *slog.Logger) {
+func (f *LogFlags) monitorCrashes(ctx context.Context, w io.Writer, log *slog.Logger) {
 	file, ok := w.(*os.File)
 	if f.LogFormat != "json" || !ok {
 		return
 	}
-	if err := crashlog.StartMonitor(file); err != nil {
+	if err := crashlog.StartMonitor(ctx, file); err != nil {
 		log.Warn("crash monitor not started: a Go fatal error will be only its plain-text trace", "error", err)
 	}
 }

@@ -139,7 +139,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		// json; before the first line is written: as a container's PID 1
 		// serve runs again as the monitor's child (crashlog.StartMonitor),
 		// which writes the start's lines itself.
-		c.LogFlags.monitorCrashes(e.stderr, log)
+		c.LogFlags.monitorCrashes(e.ctx, e.stderr, log)
 	}
 	cfg, err := loadConfig(c.Config)
 	if err != nil {

@@ -2,6 +2,7 @@ package crashlog
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv(crashChild) {
 	case "fatal": // a Go fatal error under StartMonitor
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		debug.SetMaxStack(1 << 20)
@@ -43,13 +44,13 @@ func TestMain(m *testing.M) {
 		if err := os.WriteFile(exe, []byte("#!/bin/sh\necho another program >&2\n"), 0o755); err != nil {
 			panic(err)
 		}
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
 	case "group-signals": // the signals a reload or a dump sends to every infscale process, then a Go fatal error
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT) // serve reloads on SIGHUP; this child ignores both
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 		debug.SetMaxStack(1 << 20)
 		overflow(0)
 	case "orphans": // as PID 1: two orphans end under it, then the zombies left are counted
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		// sh leaves at once; its two sleeps, orphaned, go to PID 1.
@@ -74,16 +75,24 @@ func TestMain(m *testing.M) {
 		if os.Getpid() == 1 { // PID 1, not its child
 			debug.SetMemoryLimit(100 << 20)
 		}
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		fmt.Fprintf(os.Stderr, "%d %s\n", debug.SetMemoryLimit(-1), os.Getenv("GOMEMLIMIT"))
+		os.Exit(0)
+	case "stopped": // as PID 1, its signal context ended (a SIGTERM) before StartMonitor: where the command runs
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := StartMonitor(ctx, os.Stderr); err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 		os.Exit(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)
 	case "exit": // a plain exit under StartMonitor
-		if err := StartMonitor(os.Stderr); err != nil {
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
 			panic(err)
 		}
 		os.Exit(0)

@@ -2,6 +2,7 @@ package crashlog
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -39,8 +40,10 @@ const MaxTrace = 64 << 10
 // runs without a monitor. As PID 1 of its PID namespace (a container's
 // command) the process is the monitor and runs the command again as its
 // child (supervise): StartMonitor returns only in that child, or on an
-// error.
-func StartMonitor(stderr *os.File) error {
+// error. ctx is the command's signal context (signal.NotifyContext's,
+// cancelled by SIGTERM or SIGINT): ended before supervise listens for
+// them, the stop reaches the child as SIGTERM.
+func StartMonitor(ctx context.Context, stderr *os.File) error {
 	if os.Getenv(MonitorEnv) == supervised+strconv.Itoa(os.Getppid()) {
 		// The child of a PID 1 that monitors it (supervise): the crash
 		// output is the pipe it passed as file descriptor 3.
@@ -54,7 +57,7 @@ func StartMonitor(stderr *os.File) error {
 		return err
 	}
 	if getpid() == 1 {
-		return supervise(exe, stderr)
+		return supervise(ctx, exe, stderr)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -290,3 +290,23 @@ func TestSuperviseChildMemLimit(t *testing.T) {
 		t.Errorf("%v, stderr %q; want status 0, the child's limit twice, between 88080384 and 104857600 bytes", err, stderr.String())
 	}
 }
+
+// TestSuperviseStoppedBeforeStart: a SIGTERM that reaches PID 1 before
+// supervise listens for it (in the first 30 to 50 ms of serve's start
+// here) cancels the command's signal context alone; the child started
+// anyway never heard of it, and serve ran on until a SIGKILL (kill
+// -TERM 1 30 ms after the start). With the context already ended no
+// child is started: the command runs in PID 1 itself, which stops at
+// once; stderr is "pid 1\n" (it was the child's, "pid 9\n"), status 0.
+func TestSuperviseStoppedBeforeStart(t *testing.T) {
+	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
+		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
+	}
+	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=stopped")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || stderr.String() != "pid 1\n" {
+		t.Errorf("%v, stderr %q; want status 0, \"pid 1\\n\"", err, stderr.String())
+	}
+}

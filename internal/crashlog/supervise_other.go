@@ -3,12 +3,13 @@
 package crashlog
 
 import (
+	"context"
 	"errors"
 	"os"
 )
 
 // supervise is StartMonitor's PID 1 mode, for a PID namespace's init
 // (a Linux container); no other system starts serve as PID 1.
-func supervise(string, *os.File) error {
+func supervise(context.Context, string, *os.File) error {
 	return errors.New("crash monitor: no PID 1 mode on this system")
 }

@@ -3,6 +3,7 @@
 package crashlog
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"os"
@@ -26,9 +27,13 @@ import (
 // output as Monitor's record once the child has ended, and exits with
 // the child's status (128 + the signal's number for a child a signal
 // ended, as a shell says it); meanwhile it reaps the orphans the kernel
-// gives PID 1 (reap). It returns only an error starting the
-// child, and then the process runs the command itself, unmonitored.
-func supervise(exe string, stderr *os.File) error {
+// gives PID 1 (reap). A stop that reached ctx alone, before supervise
+// listened for the signals, was lost: serve ran on until a SIGKILL; then
+// no child is started, and supervise returns nil: the command runs in
+// this process and stops at once. It returns otherwise only an error
+// starting the child, and then the process runs the command itself,
+// unmonitored.
+func supervise(ctx context.Context, exe string, stderr *os.File) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -51,12 +56,26 @@ func supervise(exe string, stderr *os.File) error {
 	signal.Ignore(syscall.SIGPIPE) // a log reader gone loses the record, not the child's status
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	if ctx.Err() != nil && len(sigs) == 0 {
+		// Stopped before Notify above (the command's own handler took
+		// the signal): no child; the command runs here and stops at once.
+		signal.Stop(sigs)
+		r.Close()
+		w.Close()
+		return nil
+	}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
 		signal.Stop(sigs)
 		r.Close()
 		return err
+	}
+	// A stop before Notify whose cancel came after the check above: the
+	// child gets it as SIGTERM. One after Notify is in sigs too, and
+	// forwarded once, below.
+	if ctx.Err() != nil && len(sigs) == 0 {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
 	go func() {
 		for s := range sigs {
