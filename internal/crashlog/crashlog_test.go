@@ -88,6 +88,13 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Fprintf(os.Stderr, "pid %d\n", os.Getpid())
 		os.Exit(0)
+	case "comm": // as PID 1: the name of the process that runs the command
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
+			panic(err)
+		}
+		b, _ := os.ReadFile("/proc/self/comm")
+		fmt.Fprintf(os.Stderr, "%s", b)
+		os.Exit(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ func StartMonitor(ctx context.Context, stderr *os.File) error {
 		// The child of a PID 1 that monitors it (supervise): the crash
 		// output is the pipe it passed as file descriptor 3.
 		_ = os.Unsetenv(MonitorEnv)
+		nameSelf()
 		f := os.NewFile(3, "crash output")
 		defer f.Close() // SetCrashOutput holds its own duplicate, closed on exec
 		return debug.SetCrashOutput(f, debug.CrashOptions{})
@@ -90,6 +92,16 @@ func StartMonitor(ctx context.Context, stderr *os.File) error {
 // in the child supervise starts: a process that runs the command, its
 // crash output file descriptor 3.
 const supervised = "supervised:"
+
+// nameSelf names this process (/proc/self/comm: what ps -e, top, ss -p,
+// pgrep and killall match) after its executable, os.Args[0]'s base name
+// (the kernel keeps 15 bytes), as an exec from that path would have: a
+// process StartMonitor started from /proc/self/exe (self) was "exe", so
+// that `pgrep -x infscale` missed serve under a PID 1 and the monitor.
+// Where there is no /proc/self/comm it does nothing.
+func nameSelf() {
+	_ = os.WriteFile("/proc/self/comm", []byte(filepath.Base(os.Args[0])), 0)
+}
 
 // getpid is os.Getpid; a test replaces it.
 var getpid = os.Getpid
@@ -180,6 +192,7 @@ func reason(out string) (why, at string) {
 // log in.
 func MonitorMain() int {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	nameSelf()
 	Monitor(slog.New(slog.NewJSONHandler(os.Stderr, nil)), os.Stdin)
 	return 0
 }

@@ -310,3 +310,20 @@ func TestSuperviseStoppedBeforeStart(t *testing.T) {
 		t.Errorf("%v, stderr %q; want status 0, \"pid 1\\n\"", err, stderr.String())
 	}
 }
+
+// TestSuperviseChildNamed: the child supervise starts from /proc/self/exe
+// was named "exe" by the kernel (/proc/PID/comm: ps -e, top, pgrep,
+// killall); it is named after os.Args[0] as an exec from that path names
+// it: the test binary, "crashlog.test".
+func TestSuperviseChildNamed(t *testing.T) {
+	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
+		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
+	}
+	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChild+"=comm")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || stderr.String() != "crashlog.test\n" {
+		t.Errorf("%v, stderr %q; want status 0, \"crashlog.test\\n\"", err, stderr.String())
+	}
+}
