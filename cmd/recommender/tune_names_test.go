@@ -26,7 +26,7 @@ func TestTuneNamesItsFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"tune", "--trace", tr, "-q"}, "infscale: --trace: short.csv: trace too short to tune on: "},
-		{[]string{"tune", "--trace", "-", "-q"}, "infscale: --trace: trace -: standard input is not read: "},
+		{[]string{"tune", "--trace", "-", "-q"}, "infscale: --trace: \"-\" is standard input, which is not read: "},
 		{[]string{"tune", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{a="b"}`, "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:01:00Z", "--step", "5m", "-q"},
 			"infscale: --start 2026-01-01T00:00:00Z, --end 2026-01-01T00:01:00Z, --step 5m0s: range 2026-01-01T00:00:00Z..2026-01-01T00:01:00Z is shorter than one step (5m0s): want a longer range or a shorter step"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{a="b"}`, "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:01:00Z", "--step", "5m", "-q"},

@@ -239,7 +239,7 @@ func regular(name string, st os.FileInfo) error {
 // trace is read more than once, as a pipe cannot be (regular). It said
 // "-: no such file, nor a trace spec".
 func errStdin(name string) error {
-	return fmt.Errorf("trace %s: standard input is not read: a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first and give its path", name)
+	return fmt.Errorf("%q is standard input, which is not read: a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first and give its path", name)
 }
 
 // detect picks a file's format from its extension or first line.

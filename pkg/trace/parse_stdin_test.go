@@ -11,7 +11,7 @@ import (
 func TestParseStdin(t *testing.T) {
 	for _, spec := range []string{"-", "csv:-", "azure:-"} {
 		_, err := Parse(spec, Options{Seed: 1})
-		if err == nil || !strings.Contains(err.Error(), "trace -: standard input is not read: a trace is read more than once") || !strings.Contains(err.Error(), "save it to a file first") {
+		if err == nil || !strings.Contains(err.Error(), `"-" is standard input, which is not read: a trace is read more than once`) || !strings.Contains(err.Error(), "save it to a file first") {
 			t.Errorf("%s: %v, want standard input refused, saying to save it to a file", spec, err)
 		}
 	}
