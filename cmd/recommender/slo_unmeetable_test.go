@@ -100,7 +100,7 @@ func TestSimulatePDWarnsUnmeetableSLO(t *testing.T) {
 		t.Fatal(err)
 	}
 	least := 4000.0/24750 + 4000*131072/25e9 + m.StepTime(1, 4000)
-	want := fmt.Sprintf("long.csv: no request can meet the SLO TTFT of 0.15s: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, 4000 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)", least, least)
+	want := fmt.Sprintf("long.csv: no request can meet the SLO TTFT of 0.15s: the least TTFT a request has through idle prefill and decode pools is %.4gs (its shortest prompt, 4000 tokens, alone); every policy misses every request. Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)", least, least)
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"simulate", "--pd", "--trace", tr, "--slo-ttft", "150ms", "-p", "pd(fixed:1;fixed:1)", "-q"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())

@@ -136,7 +136,7 @@ type PDResult struct {
 
 // SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
 func (r PDResult) SLOWarning(slo float64) string {
-	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT)
+	return sloWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT, true)
 }
 
 // Misses counts late, unserved and rejected requests.

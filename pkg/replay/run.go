@@ -272,6 +272,11 @@ func (r Result) RejectedWarning() string {
 // every command that judges a TTFT SLO through a replay (simulate, simulate
 // --pd, tune, backtest).
 func SLOWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64) string {
+	return sloWarning(trace, slo, shortestPrompt, idleTTFT, false)
+}
+
+// sloWarning is SLOWarning, said of a P/D pair's idle pools when pair.
+func sloWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64, pair bool) string {
 	if shortestPrompt == 0 || !(idleTTFT > slo) {
 		return ""
 	}
@@ -279,8 +284,14 @@ func SLOWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float6
 	if shortestPrompt == 1 {
 		tokens = "token"
 	}
-	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has on an idle replica is %.4gs (its shortest prompt, %d %s, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
-		trace, slo, idleTTFT, shortestPrompt, tokens, idleTTFT)
+	where, optimal := "on an idle replica", " (optimal, the cheapest schedule with the fewest misses, runs no replica)"
+	if pair {
+		// A pair's optimal keeps a decode replica for the requests it
+		// admits: no "runs no replica" there.
+		where, optimal = "through idle prefill and decode pools", ""
+	}
+	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has %s is %.4gs (its shortest prompt, %d %s, alone); every policy misses every request%s. Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
+		trace, slo, where, idleTTFT, shortestPrompt, tokens, optimal, idleTTFT)
 }
 
 // SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
