@@ -40,7 +40,7 @@ func TestReportSLOWarning(t *testing.T) {
 			t.Errorf("SLO %g: JSON warnings %q; want %q among them: %v", c.slo, out.Warnings, want, c.agg)
 		}
 		prep := PairReport{SLOTTFT: c.slo, Policies: []PairRow{{PDResult: pair, SavingsPct: math.NaN()}}}
-		pwant := replay.SLOWarning("h", c.slo, 1, pair.IdleTTFT)
+		pwant := pair.SLOWarning(c.slo) // said of idle pools (replay.PDResult.SLOWarning)
 		if got := prep.SLOWarning(); got != pwant || (got != "") != c.paired {
 			t.Errorf("SLO %g: pair report warns %q; want %q", c.slo, got, pwant)
 		}
