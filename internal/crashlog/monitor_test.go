@@ -190,24 +190,9 @@ func TestMonitorExecutableReplaced(t *testing.T) {
 // overflow the status is 2, the child's, and stderr's last line the
 // record, at the function that overflowed.
 func TestMonitorAsPID1(t *testing.T) {
-	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
-		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
-	}
-	for i := range 10 {
-		cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChild+"=fatal")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Fatalf("run %d: %v, want exit status 2; stderr:\n%.2000s", i, err, stderr.String())
-		}
-		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-		var rec struct{ Msg, At string }
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
-			t.Fatalf("run %d: last line of stderr %.300q (%v), want the record at crashlog.overflow", i, lines[len(lines)-1], err)
-		}
+	for range 10 {
+		code, stderr := asPID1(t, "fatal", false)
+		overflowRecord(t, code, stderr)
 	}
 }
 
@@ -227,14 +212,11 @@ func TestMonitorSurvivesGroupSignals(t *testing.T) {
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("exit %v, want status 2; stderr:\n%.2000s", err, stderr.String())
+	code := 0
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
 	}
-	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-	var rec struct{ Msg, At string }
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
-		t.Errorf("last line of stderr %.300q (%v), want the record at crashlog.overflow", lines[len(lines)-1], err)
-	}
+	overflowRecord(t, code, stderr.String())
 }
 
 // TestSuperviseReapsOrphans: a process whose parent has left goes to its
@@ -246,15 +228,9 @@ func TestMonitorSurvivesGroupSignals(t *testing.T) {
 // and leave at once; 0.6 s later no zombie has PID 1 for parent, and
 // the status is the child's, 0.
 func TestSuperviseReapsOrphans(t *testing.T) {
-	if err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").Run(); err != nil {
-		t.Skip("no unshare --pid --mount-proc here (needs root or user namespaces):", err)
-	}
-	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"=orphans")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil || stderr.String() != "zombies 0\n" {
-		t.Errorf("%v, stderr %q; want status 0, \"zombies 0\\n\"", err, stderr.String())
+	code, stderr := asPID1(t, "orphans", true)
+	if code != 0 || stderr != "zombies 0\n" {
+		t.Errorf("status %d, stderr %q; want status 0, \"zombies 0\\n\"", code, stderr)
 	}
 }
 
@@ -277,17 +253,10 @@ func TestSuperviseChildMemLimit(t *testing.T) {
 			t.Errorf("childMemLimit(%d, %d) = %d, want %d", c.limit, c.held, got, c.want)
 		}
 	}
-	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
-		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
-	}
-	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"=memlimit", "GOMEMLIMIT=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
+	code, stderr := asPID1(t, "memlimit", false, "GOMEMLIMIT=")
 	var got, env int64
-	if _, serr := fmt.Sscanf(stderr.String(), "%d %d\n", &got, &env); err != nil || serr != nil || got != env || got >= 100<<20 || got <= 84<<20 {
-		t.Errorf("%v, stderr %q; want status 0, the child's limit twice, between 88080384 and 104857600 bytes", err, stderr.String())
+	if _, serr := fmt.Sscanf(stderr, "%d %d\n", &got, &env); code != 0 || serr != nil || got != env || got >= 100<<20 || got <= 84<<20 {
+		t.Errorf("status %d, stderr %q; want status 0, the child's limit twice, between 88080384 and 104857600 bytes", code, stderr)
 	}
 }
 
@@ -299,15 +268,9 @@ func TestSuperviseChildMemLimit(t *testing.T) {
 // child is started: the command runs in PID 1 itself, which stops at
 // once; stderr is "pid 1\n" (it was the child's, "pid 9\n"), status 0.
 func TestSuperviseStoppedBeforeStart(t *testing.T) {
-	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
-		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
-	}
-	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"=stopped")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil || stderr.String() != "pid 1\n" {
-		t.Errorf("%v, stderr %q; want status 0, \"pid 1\\n\"", err, stderr.String())
+	code, stderr := asPID1(t, "stopped", false)
+	if code != 0 || stderr != "pid 1\n" {
+		t.Errorf("status %d, stderr %q; want status 0, \"pid 1\\n\"", code, stderr)
 	}
 }
 
@@ -316,14 +279,39 @@ func TestSuperviseStoppedBeforeStart(t *testing.T) {
 // killall); it is named after os.Args[0] as an exec from that path names
 // it: the test binary, "crashlog.test".
 func TestSuperviseChildNamed(t *testing.T) {
-	if err := exec.Command("unshare", "--pid", "--fork", "true").Run(); err != nil {
-		t.Skip("no unshare --pid here (needs root or user namespaces):", err)
+	code, stderr := asPID1(t, "comm", false)
+	if code != 0 || stderr != "crashlog.test\n" {
+		t.Errorf("status %d, stderr %q; want status 0, \"crashlog.test\\n\"", code, stderr)
 	}
-	cmd := exec.Command("unshare", "--pid", "--fork", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChild+"=comm")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil || stderr.String() != "crashlog.test\n" {
-		t.Errorf("%v, stderr %q; want status 0, \"crashlog.test\\n\"", err, stderr.String())
+}
+
+// asPID1 runs this test binary in mode (TestMain's crashChild, with env)
+// as PID 1 of a new PID namespace (unshare --pid --fork; --mount-proc for
+// a /proc of its own when proc) and returns its status and stderr; it
+// skips where unshare cannot (it needs root or user namespaces).
+func asPID1(t *testing.T, mode string, proc bool, env ...string) (int, string) {
+	t.Helper()
+	wrapper := []string{"unshare", "--pid", "--fork"}
+	if proc {
+		wrapper = append(wrapper, "--mount-proc")
+	}
+	if err := exec.Command(wrapper[0], append(wrapper[1:], "true")...).Run(); err != nil {
+		t.Skipf("no %s here (needs root or user namespaces): %v", strings.Join(wrapper, " "), err)
+	}
+	return crashtest.RunUnder(t, wrapper, "^$", append([]string{crashChild + "=" + mode}, env...)...)
+}
+
+// overflowRecord checks that a child that overflowed its stack (mode
+// "fatal") exited 2 and that stderr's last line is Monitor's record at
+// crashlog.overflow.
+func overflowRecord(t *testing.T, code int, stderr string) {
+	t.Helper()
+	if code != 2 {
+		t.Fatalf("exit status %d, want 2; stderr:\n%.2000s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	var rec struct{ Msg, At string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil || rec.Msg != "fatal error" || rec.At != "github.com/infscale/infscale/internal/crashlog.overflow" {
+		t.Fatalf("last line of stderr %.300q (%v), want the record at crashlog.overflow", lines[len(lines)-1], err)
 	}
 }

@@ -20,7 +20,16 @@ import (
 // it (a crash monitor too). A child that cannot run fails t.
 func Run(t testing.TB, pattern string, env ...string) (code int, stderr string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run="+pattern)
+	return RunUnder(t, nil, pattern, env...)
+}
+
+// RunUnder is Run with the test binary started by wrapper, a command and
+// its arguments before the binary's path (unshare --pid --fork: as PID 1
+// of a new PID namespace); nil runs it directly.
+func RunUnder(t testing.TB, wrapper []string, pattern string, env ...string) (code int, stderr string) {
+	t.Helper()
+	argv := append(append([]string{}, wrapper...), os.Args[0], "-test.run="+pattern)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	var errb, outb bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &errb, &outb
