@@ -31,8 +31,16 @@ func TestSimulateWarnsUnmeetableSLO(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "short.csv: no request can meet the SLO TTFT of 0.001s: the least TTFT a request has on an idle replica is 0.00404s (its shortest prompt, 100 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 0.00404s, or replay a faster replica (--gpu, --tp)"
+	simulateWarns(t, []string{"simulate", "--trace", tr, "-p", "optimal", "-q"}, "1ms", "5ms", want)
+}
+
+// simulateWarns runs simulate's args with --slo-ttft below (want: the
+// warning on stderr and as a note under the table) and above (no warning
+// anywhere) the least TTFT a request has.
+func simulateWarns(t *testing.T, args []string, below, above, want string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"simulate", "--trace", tr, "--slo-ttft", "1ms", "-p", "optimal", "-q"}, nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), append(args, "--slo-ttft", below), nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "warning: "+want+"\n") {
@@ -43,11 +51,11 @@ func TestSimulateWarnsUnmeetableSLO(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"simulate", "--trace", tr, "--slo-ttft", "5ms", "-p", "optimal", "-q"}, nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), append(args, "--slo-ttft", above), nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
-		t.Errorf("--slo-ttft 5ms, above the 4.04 ms: output %q\nwant no warning", s)
+		t.Errorf("--slo-ttft %s, above the least TTFT: output %q\nwant no warning", above, s)
 	}
 }
 
@@ -101,24 +109,7 @@ func TestSimulatePDWarnsUnmeetableSLO(t *testing.T) {
 	}
 	least := 4000.0/24750 + 4000*131072/25e9 + m.StepTime(1, 4000)
 	want := fmt.Sprintf("long.csv: no request can meet the SLO TTFT of 0.15s: the least TTFT a request has through idle prefill and decode pools is %.4gs (its shortest prompt, 4000 tokens, alone); every policy misses every request. Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)", least, least)
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"simulate", "--pd", "--trace", tr, "--slo-ttft", "150ms", "-p", "pd(fixed:1;fixed:1)", "-q"}, nil, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if !strings.Contains(errb.String(), "warning: "+want+"\n") {
-		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
-	}
-	if !strings.Contains(out.String(), "\nnote: "+want+"\n") {
-		t.Errorf("stdout %q\nwant the note %q", out.String(), want)
-	}
-	out.Reset()
-	errb.Reset()
-	if code := run(context.Background(), []string{"simulate", "--pd", "--trace", tr, "--slo-ttft", "250ms", "-p", "pd(fixed:1;fixed:1)", "-q"}, nil, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
-		t.Errorf("--slo-ttft 250ms, above the %.4g s: output %q\nwant no warning", least, s)
-	}
+	simulateWarns(t, []string{"simulate", "--pd", "--trace", tr, "-p", "pd(fixed:1;fixed:1)", "-q"}, "150ms", "250ms", want)
 }
 
 // TestBacktestWarnsUnmeetableSLO: backtest replays a history's requests,

@@ -56,14 +56,7 @@ func TestTuningFailedBackOffSurvivesRestart(t *testing.T) {
 		tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		said = log.String
 	}
-	stepAt := func(hh, mm int) bool {
-		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
-		api.mu.Lock()
-		api.now, api.took = at, 10*time.Minute
-		api.mu.Unlock()
-		tn.Step(context.Background())
-		return !api.Now().Equal(at)
-	}
+	stepAt := func(hh, mm int) bool { return api.stepAt(tn, day, hh, mm, 10*time.Minute, nil) }
 	for _, c := range []struct {
 		restart string // every to restart with first, "" none
 		hh, mm  int

@@ -59,6 +59,18 @@ func slowTuningAt(t *testing.T, api *failingSlowAPI, every string) (*Loop, *Tuni
 	return slowTuningIn(t, api, every, "")
 }
 
+// stepAt runs one Step of tn at hh:mm of day, its runs taking took and
+// calling during while they run (nil: nothing), and reports whether a run
+// started (the clock moved on by it).
+func (a *failingSlowAPI) stepAt(tn *Tuning, day time.Time, hh, mm int, took time.Duration, during func()) bool {
+	at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
+	a.mu.Lock()
+	a.now, a.took, a.during = at, took, during
+	a.mu.Unlock()
+	tn.Step(context.Background())
+	return !a.Now().Equal(at)
+}
+
 // slowTuningIn is slowTuningAt with serve's --state-dir state ("": none).
 func slowTuningIn(t *testing.T, api *failingSlowAPI, every, state string) (*Loop, *Tuning, *buftest.Buffer, func(every string) *config.File) {
 	t.Helper()
@@ -195,16 +207,7 @@ func TestTuningFailedRunsBackOff(t *testing.T) {
 	_, tn, _, _ := slowTuningAt(t, api, "1h")
 	var log buftest.Buffer
 	tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	// stepAt runs a Step at hh:mm with runs taking 30 minutes, and says
-	// whether a run started (the clock moved on by it).
-	stepAt := func(hh, mm int) bool {
-		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
-		api.mu.Lock()
-		api.now, api.took = at, 30*time.Minute
-		api.mu.Unlock()
-		tn.Step(context.Background())
-		return !api.Now().Equal(at)
-	}
+	stepAt := func(hh, mm int) bool { return api.stepAt(tn, day, hh, mm, 30*time.Minute, nil) }
 	// infscale_tuning_last_run_successful is 1 before the first run and 0
 	// from the first failure on, between runs too (the alert's hold
 	// between failures hours apart).
@@ -254,14 +257,7 @@ func TestTuningFailedBackOffResetByReload(t *testing.T) {
 	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	api := &failingSlowAPI{now: day.Add(12 * time.Hour)}
 	l, tn, log, cfgAt := slowTuningAt(t, api, "24h")
-	stepAt := func(hh, mm int) bool {
-		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
-		api.mu.Lock()
-		api.now, api.took = at, 10*time.Minute
-		api.mu.Unlock()
-		tn.Step(context.Background())
-		return !api.Now().Equal(at)
-	}
+	stepAt := func(hh, mm int) bool { return api.stepAt(tn, day, hh, mm, 10*time.Minute, nil) }
 	ctx := context.Background()
 	for _, c := range []struct {
 		hh, mm int
@@ -307,14 +303,7 @@ func TestTuningFailedRunOfReloadedTarget(t *testing.T) {
 	l, tn, _, cfgAt := slowTuningAt(t, api, "24h")
 	var log buftest.Buffer
 	tn.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	stepAt := func(hh, mm int, during func()) bool {
-		at := day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
-		api.mu.Lock()
-		api.now, api.took, api.during = at, 10*time.Minute, during
-		api.mu.Unlock()
-		tn.Step(context.Background())
-		return !api.Now().Equal(at)
-	}
+	stepAt := func(hh, mm int, during func()) bool { return api.stepAt(tn, day, hh, mm, 10*time.Minute, during) }
 	reload := func() {
 		if err := l.SetConfig(context.Background(), cfgAt("12h")); err != nil {
 			t.Error(err)
