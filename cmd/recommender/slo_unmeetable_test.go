@@ -65,29 +65,65 @@ func simulateWarns(t *testing.T, args []string, below, above, want string) {
 // no notes, its JSON no warnings). Every prompt is 100 tokens or more, so
 // the least TTFT is 100 / 24750 = 4.04 ms: 1ms is warned of, 5ms is not.
 func TestTuneWarnsUnmeetableSLO(t *testing.T) {
-	var rows strings.Builder
-	for i := range 1200 {
-		fmt.Fprintf(&rows, "%d,%d,10\n", i, 100+i%300)
+	tr := writeTrace(t, "short.csv", 1200, 100)
+	want := "short.csv: no request can meet the SLO TTFT of 0.001s: the least TTFT a request has on an idle replica is 0.00404s (its shortest prompt, 100 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 0.00404s, or replay a faster replica (--gpu, --tp)"
+	tuneWarns(t, []string{"tune", "--trace", tr, "--stress", "none", "--workers", "1", "-q"}, "1ms", "5ms", want)
+}
+
+// TestTunePDWarnsUnmeetableSLO: tune --pd warns of the pair's least TTFT
+// in the pair's words, as simulate --pd does (it said "on an idle
+// replica" and "optimal ... runs no replica", the one-pool wording, of a
+// pair whose optimal keeps a decode replica). Every prompt is 4000 tokens
+// or more: 4000 / 24750 = 161.6 ms of prefill, 4000 × 131072 / 25e9 =
+// 20.97 ms of KV transfer and the decode step of it alone (the replica
+// model's StepTime(1, 4000), about 7 ms): 150ms is warned of, 250ms is
+// not.
+func TestTunePDWarnsUnmeetableSLO(t *testing.T) {
+	tr := writeTrace(t, "long.csv", 1200, 4000)
+	m, err := replica.New(replica.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
-	tr := filepath.Join(t.TempDir(), "short.csv")
+	least := 4000.0/24750 + 4000*131072/25e9 + m.StepTime(1, 4000)
+	want := fmt.Sprintf("long.csv: no request can meet the SLO TTFT of 0.15s: the least TTFT a request has through idle prefill and decode pools is %.4gs (its shortest prompt, 4000 tokens, alone); every policy misses every request. Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)", least, least)
+	tuneWarns(t, []string{"tune", "--pd", "--trace", tr, "--stress", "none", "--workers", "1", "-q"}, "150ms", "250ms", want)
+}
+
+// writeTrace writes a trace file of n requests a second apart, prompts
+// from shortest to shortest+299 tokens, 10 output tokens each, and
+// returns its path.
+func writeTrace(t *testing.T, name string, n, shortest int) string {
+	t.Helper()
+	var rows strings.Builder
+	for i := range n {
+		fmt.Fprintf(&rows, "%d,%d,10\n", i, shortest+i%300)
+	}
+	tr := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(tr, []byte(rows.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := "warning: short.csv: no request can meet the SLO TTFT of 0.001s: the least TTFT a request has on an idle replica is 0.00404s (its shortest prompt, 100 tokens, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 0.00404s, or replay a faster replica (--gpu, --tp)\n"
+	return tr
+}
+
+// tuneWarns runs tune's args with --slo-ttft below (want: the warning on
+// stderr, once, after the search) and above (no warning) the least TTFT a
+// request has.
+func tuneWarns(t *testing.T, args []string, below, above, want string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"tune", "--trace", tr, "--slo-ttft", "1ms", "--stress", "none", "--workers", "1", "-q"}, nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), append(args, "--slo-ttft", below), nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if n := strings.Count(errb.String(), want); n != 1 {
+	if n := strings.Count(errb.String(), "warning: "+want+"\n"); n != 1 {
 		t.Errorf("stderr %q\nwant the warning once, got %d: %q", errb.String(), n, want)
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"tune", "--trace", tr, "--slo-ttft", "5ms", "--stress", "none", "--workers", "1", "-q"}, nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), append(args, "--slo-ttft", above), nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if strings.Contains(errb.String(), "no request can meet") {
-		t.Errorf("--slo-ttft 5ms, above the 4.04 ms: stderr %q\nwant no warning", errb.String())
+		t.Errorf("--slo-ttft %s, above the least TTFT: stderr %q\nwant no warning", above, errb.String())
 	}
 }
 

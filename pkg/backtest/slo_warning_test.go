@@ -24,7 +24,7 @@ func TestReportSLOWarning(t *testing.T) {
 		agg, paired bool
 	}{{1e-5, true, true}, {5e-3, false, true}, {1e-2, false, false}} {
 		rep := Report{SLOTTFT: c.slo, Policies: []Row{{Result: agg, SavingsPct: math.NaN()}}}
-		want := replay.SLOWarning("h", c.slo, 1, agg.IdleTTFT)
+		want := replay.SLOWarning("h", c.slo, 1, agg.IdleTTFT, false)
 		if got := rep.SLOWarning(); got != want || (got != "") != c.agg {
 			t.Errorf("SLO %g: report warns %q; want %q", c.slo, got, want)
 		}

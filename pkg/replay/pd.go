@@ -134,9 +134,10 @@ type PDResult struct {
 	IdleTTFT       float64
 }
 
-// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
+// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT
+// through the pair's idle pools.
 func (r PDResult) SLOWarning(slo float64) string {
-	return sloWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT, true)
+	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT, true)
 }
 
 // Misses counts late, unserved and rejected requests.

@@ -262,21 +262,19 @@ func (r Result) RejectedWarning() string {
 }
 
 // SLOWarning says, when no request of the trace can meet slo (seconds)
-// even alone on an idle replica, that every policy misses every request,
+// even alone on idle replicas, that every policy misses every request,
 // the least TTFT a request has and what to change; "" otherwise (also when
 // no request fits a replica, shortestPrompt 0). idleTTFT is that least
 // TTFT in seconds, of the trace's shortest prompt (shortestPrompt tokens):
-// Result.IdleTTFT, or PDResult.IdleTTFT on a P/D pair. Without the warning
-// `optimal` answers 0 replicas quietly: no replica meets a request, so the
-// cheapest schedule with the fewest misses runs none. The one rule of
-// every command that judges a TTFT SLO through a replay (simulate, simulate
-// --pd, tune, backtest).
-func SLOWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64) string {
-	return sloWarning(trace, slo, shortestPrompt, idleTTFT, false)
-}
-
-// sloWarning is SLOWarning, said of a P/D pair's idle pools when pair.
-func sloWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64, pair bool) string {
+// Result.IdleTTFT on one replica, or with pair PDResult.IdleTTFT through a
+// P/D pair's idle prefill and decode pools. Without the warning `optimal`
+// answers quietly with no replica (one pool: no replica meets a request,
+// so the cheapest schedule with the fewest misses runs none; a pair's
+// keeps a decode replica for the requests it admits, so that is not said
+// of it). The one rule of every command that judges a TTFT SLO through a
+// replay (simulate, simulate --pd, tune, tune --pd, backtest, profile);
+// Result.SLOWarning and PDResult.SLOWarning say it of a replay.
+func SLOWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float64, pair bool) string {
 	if shortestPrompt == 0 || !(idleTTFT > slo) {
 		return ""
 	}
@@ -286,17 +284,16 @@ func sloWarning(trace string, slo float64, shortestPrompt int32, idleTTFT float6
 	}
 	where, optimal := "on an idle replica", " (optimal, the cheapest schedule with the fewest misses, runs no replica)"
 	if pair {
-		// A pair's optimal keeps a decode replica for the requests it
-		// admits: no "runs no replica" there.
 		where, optimal = "through idle prefill and decode pools", ""
 	}
 	return fmt.Sprintf("%s: no request can meet the SLO TTFT of %gs: the least TTFT a request has %s is %.4gs (its shortest prompt, %d %s, alone); every policy misses every request%s. Raise --slo-ttft above %.4gs, or replay a faster replica (--gpu, --tp)",
 		trace, slo, where, idleTTFT, shortestPrompt, tokens, optimal, idleTTFT)
 }
 
-// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT.
+// SLOWarning is SLOWarning of r's trace, shortest prompt and IdleTTFT on
+// one replica.
 func (r Result) SLOWarning(slo float64) string {
-	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT)
+	return SLOWarning(r.Trace, slo, r.ShortestPrompt, r.IdleTTFT, false)
 }
 
 // MaxBacklog bounds the requests a replay keeps in the system (held,

@@ -30,7 +30,7 @@ func TestSLOWarning(t *testing.T) {
 		// 1 / 24750 s = 40.4 us: one token, not "1 tokens".
 		{1e-5, 1, 1.0 / 24750, "t.csv: no request can meet the SLO TTFT of 1e-05s: the least TTFT a request has on an idle replica is 4.04e-05s (its shortest prompt, 1 token, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 4.04e-05s, or replay a faster replica (--gpu, --tp)"},
 	} {
-		if got := SLOWarning("t.csv", c.slo, c.prompt, c.idle); got != c.want {
+		if got := SLOWarning("t.csv", c.slo, c.prompt, c.idle, false); got != c.want {
 			t.Errorf("SLOWarning(slo %g, prompt %d, idle %g) = %q\nwant %q", c.slo, c.prompt, c.idle, got, c.want)
 		}
 	}

@@ -211,7 +211,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 		rep.Baselines = bs
 	}
 	rep.Replays = e.done
-	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT)
+	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT, true)
 	return rep, nil
 }
 

@@ -88,12 +88,13 @@ func (t *tally) idle(prompt int32, ttft float64) {
 }
 
 // warnSLO passes to warn (when set) replay.SLOWarning of the shortest
-// prompt the search's replays held: no request of trace can meet slo.
-// Called once, after the search.
-func (t *tally) warnSLO(warn func(string), trace string, slo float64) {
+// prompt the search's replays held: no request of trace can meet slo, on
+// one replica or, with pair, through a P/D pair's idle pools. Called
+// once, after the search.
+func (t *tally) warnSLO(warn func(string), trace string, slo float64, pair bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if w := replay.SLOWarning(trace, slo, t.shortest, t.idleTTFT); warn != nil && w != "" {
+	if w := replay.SLOWarning(trace, slo, t.shortest, t.idleTTFT, pair); warn != nil && w != "" {
 		warn(w)
 	}
 }

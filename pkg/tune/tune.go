@@ -312,7 +312,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	}
 	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
 	rep.Target = w.Candidate.Block(cfg.Serve, max(2*w.InSample.Peak, 8))
-	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT)
+	e.warnSLO(cfg.Warn, src.Name, cfg.Replay.SLOTTFT, false)
 	return rep, nil
 }
 
