@@ -318,15 +318,14 @@ func (o profileOut) writeText(w io.Writer) error {
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
 	// The two agree but around a DST change that moves a window's start or
 	// end for one of them (seasonal.DSTDay): say the next.
-	for _, x := range o.windows {
-		days, err := x.DSTDays(o.floor.Location, o.end)
-		if err != nil {
-			return err
+	dst, err := o.dstDays()
+	if err != nil {
+		return err
+	}
+	for i, x := range o.windows {
+		if days := dst[i]; len(days) > 0 {
+			fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such change(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, dstNote(days[0]), len(days))
 		}
-		if len(days) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "note: %q for %dh in %s: %s (%d such change(s) in the next year; docs/config.md#targetsschedule)\n", x.Cron(), x.Hours, o.zone, dstNote(days[0]), len(days))
 	}
 	if o.sim != nil {
 		if len(o.windows) == 0 {
@@ -348,6 +347,22 @@ func (o profileOut) writeText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// dstDays is, per window (o.windows' order), the DST changes in the year
+// after the history around which KEDA's cron trigger and serve's schedule
+// hold its floor apart (seasonal.Window.DSTDays; none for most). Errors:
+// DSTDays'.
+func (o profileOut) dstDays() ([][]seasonal.DSTDay, error) {
+	out := make([][]seasonal.DSTDay, len(o.windows))
+	for i, x := range o.windows {
+		days, err := x.DSTDays(o.floor.Location, o.end)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = days
+	}
+	return out, nil
 }
 
 // ScheduleOnlyRow labels profile's replay of the floor alone.
@@ -417,17 +432,48 @@ func (o profileOut) writeJSON(w io.Writer) error {
 	for d := range 7 {
 		dow[dayNames[d]] = nz(p.DayOfWeek[d])
 	}
+	// A span's ends carry the zone's offset (RFC 3339), which a change
+	// moves: duration is its length.
+	type span struct {
+		From     time.Time `json:"from"`
+		To       time.Time `json:"to"`
+		Duration string    `json:"duration"`
+	}
+	spans := func(ss []seasonal.Span) []span {
+		out := []span{}
+		for _, x := range ss {
+			out = append(out, span{x.From, x.To, shortDuration(x.To.Sub(x.From))})
+		}
+		return out
+	}
+	// dstChange is the text's note on one change (seasonal.DSTDay).
+	type dstChange struct {
+		Change    time.Time `json:"change"`
+		Shift     string    `json:"shift"`
+		KEDAOnly  []span    `json:"keda_only"`
+		ServeOnly []span    `json:"serve_only"`
+		Note      string    `json:"note"`
+	}
 	type win struct {
-		Cron     string `json:"cron"`
-		Duration string `json:"duration"`
-		Min      int    `json:"min"`
-		EndCron  string `json:"end_cron"`
-		Timezone string `json:"timezone"`
-		Support  int    `json:"support"`
+		Cron       string      `json:"cron"`
+		Duration   string      `json:"duration"`
+		Min        int         `json:"min"`
+		EndCron    string      `json:"end_cron"`
+		Timezone   string      `json:"timezone"`
+		Support    int         `json:"support"`
+		DSTChanges []dstChange `json:"dst_changes"`
+	}
+	dst, err := o.dstDays()
+	if err != nil {
+		return err
 	}
 	wins := []win{}
-	for _, x := range o.windows {
-		wins = append(wins, win{x.Cron(), fmt.Sprintf("%dh", x.Hours), x.Min, x.EndCron(), o.zone, x.Support})
+	for i, x := range o.windows {
+		changes := []dstChange{}
+		for _, d := range dst[i] {
+			changes = append(changes, dstChange{d.Change, shortDuration(d.Shift), spans(d.KEDAOnly), spans(d.ServeOnly), dstNote(d)})
+		}
+		wins = append(wins, win{x.Cron(), fmt.Sprintf("%dh", x.Hours), x.Min, x.EndCron(), o.zone, x.Support, changes})
 	}
 	out := map[string]any{
 		"start": o.start, "end": o.end, "days": p.Days, "timezone": o.zone,

@@ -531,3 +531,115 @@ func TestProfileTextSaysDSTDays(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileJSONHasDSTChanges: --output json gives each window the DST
+// changes its text notes come from (dst_changes: the change, the clock's
+// shift, the spans where only KEDA's trigger or only serve's schedule
+// holds the floor, and the text's words), every one in the year after the
+// history, not only the first. Europe/Berlin, Sunday 02:00 for 1h, worked
+// from the tz rules and the two rules of docs/backtest.md:
+//   - a history across 2026-03-29 (the clock jumps 02:00 CET to 03:00
+//     CEST), ending 2026-04-06 00:00 CEST: the year after holds
+//     2026-10-25, the last Sunday of October (at 03:00 CEST the clock goes
+//     back to 02:00 CET, at 01:00 UTC), and 2027-03-28 (at 02:00 CET it
+//     jumps to 03:00 CEST, at 01:00 UTC). On 2026-10-25 02:00 is read
+//     twice: serve opens at the first reading (02:00 CEST, 00:00 UTC),
+//     KEDA at the reading time.Date picks, the second (02:00 CET, 01:00
+//     UTC); both close at 03:00 CET, which is read once: serve alone holds
+//     the floor for 1h. On 2027-03-28 02:00 is skipped: serve opens at the
+//     jump and closes at 03:00 CEST, the same instant, so not at all;
+//     KEDA's start never fires, so after the week before's end (2027-03-21
+//     03:00 CET) its next end (2027-03-28 03:00 CEST) comes before its
+//     next start and it holds the floor until then: 7 × 24 h - 1 h = 167h.
+//   - a history across 2026-10-25 itself, ending 2026-10-27 00:00 CET
+//     (23:00 UTC the day before): the year after holds 2027-03-28 (the
+//     same 167h) and not 2027-10-31, the next last Sunday of October, five
+//     days past the year.
+//
+// A weekday window no change touches has an empty list; the text's note
+// is the first change's.
+func TestProfileJSONHasDSTChanges(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip(err)
+	}
+	// Times as the JSON writes them, RFC 3339 with the zone's offset then;
+	// the change is its first instant, on the new offset.
+	type span struct{ From, To, Duration string }
+	type change struct {
+		Change, Shift       string
+		KEDAOnly, ServeOnly []span
+		Note                string
+	}
+	fall := change{Change: "2026-10-25T02:00:00+01:00", Shift: "-1h",
+		ServeOnly: []span{{"2026-10-25T02:00:00+02:00", "2026-10-25T02:00:00+01:00", "1h"}},
+		Note:      "at 2026-10-25 03:00 CEST the clock goes back to 02:00 CET: serve's schedule holds the floor for 1h, from 2026-10-25 02:00 CEST to 2026-10-25 02:00 CET, where KEDA's trigger does not"}
+	spring := change{Change: "2027-03-28T03:00:00+02:00", Shift: "1h",
+		KEDAOnly: []span{{"2027-03-21T03:00:00+01:00", "2027-03-28T03:00:00+02:00", "167h"}},
+		Note:     "at 2027-03-28 02:00 CET the clock jumps to 03:00 CEST: KEDA's trigger holds the floor for 167h, from 2027-03-21 03:00 CET to 2027-03-28 03:00 CEST, where serve's schedule does not"}
+	cet, cest := time.FixedZone("CET", 3600), time.FixedZone("CEST", 7200)
+	for _, tc := range []struct {
+		start, end time.Time
+		want       []change
+	}{
+		{time.Date(2026, 3, 23, 0, 0, 0, 0, cet), time.Date(2026, 4, 6, 0, 0, 0, 0, cest), []change{fall, spring}},
+		{time.Date(2026, 10, 19, 0, 0, 0, 0, cest), time.Date(2026, 10, 27, 0, 0, 0, 0, cet), []change{spring}},
+	} {
+		o := profileOut{policy: "queue:24", fraction: 0.8, zone: "Europe/Berlin", floor: seasonal.Floor{Location: loc},
+			start: tc.start, end: tc.end, windows: []seasonal.Window{
+				{From: time.Sunday, To: time.Sunday, Hour: 2, Hours: 1, Min: 2, Support: 3},
+				{From: time.Monday, To: time.Friday, Hour: 10, Hours: 8, Min: 2, Support: 5},
+			}}
+		var b bytes.Buffer
+		if err := o.writeJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Schedule []struct {
+				Cron       string `json:"cron"`
+				DSTChanges []struct {
+					Change    string `json:"change"`
+					Shift     string `json:"shift"`
+					KEDAOnly  []span `json:"keda_only"`
+					ServeOnly []span `json:"serve_only"`
+					Note      string `json:"note"`
+				} `json:"dst_changes"`
+			} `json:"schedule"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		if len(got.Schedule) != 2 {
+			t.Fatalf("history to %s: schedule %+v; want the two windows", tc.end, got.Schedule)
+		}
+		w := got.Schedule[0]
+		var changes []change
+		for _, c := range w.DSTChanges {
+			if c.KEDAOnly == nil || c.ServeOnly == nil {
+				t.Errorf("history to %s: %+v: want keda_only and serve_only as lists, [] when empty", tc.end, c)
+			}
+			changes = append(changes, change{c.Change, c.Shift, nilIfEmpty(c.KEDAOnly), nilIfEmpty(c.ServeOnly), c.Note})
+		}
+		if w.Cron != "0 2 * * 0" || !reflect.DeepEqual(changes, tc.want) {
+			t.Errorf("history to %s: %q dst_changes\n%+v\nwant\n%+v", tc.end, w.Cron, changes, tc.want)
+		}
+		if w := got.Schedule[1]; w.DSTChanges == nil || len(w.DSTChanges) != 0 {
+			t.Errorf("history to %s: %q dst_changes %+v; want []", tc.end, w.Cron, w.DSTChanges)
+		}
+		b.Reset()
+		if err := o.writeText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if note := fmt.Sprintf("note: \"0 2 * * 0\" for 1h in Europe/Berlin: %s (%d such change(s) in the next year;", tc.want[0].Note, len(tc.want)); !strings.Contains(b.String(), note) {
+			t.Errorf("history to %s: text lacks %q:\n%s", tc.end, note, b.String())
+		}
+	}
+}
+
+// nilIfEmpty is s, nil when empty.
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
