@@ -199,3 +199,57 @@ func TestBacktestWarnsUnmeetableSLO(t *testing.T) {
 		t.Errorf("profile: stderr %q\nwant the warning once, got %d: %q", errb.String(), n, want)
 	}
 }
+
+// TestBacktestPairWarnsUnmeetableSLO: a P/D backtest on a history of
+// 1000-token prompts (pairHistory: a prompt counter alone, so every prompt
+// is its mean) with the KV over NVLink (450 GB/s on h100-sxm) replays
+// above the allowance the prefill pool leaves (ErrPDSLO: an 8192-token
+// prompt's KV, 8192 × 131072 / 450e9 = 2.39 ms, and a full decode step,
+// 16 GB / 2.345 TB/s = 6.823 ms of weights plus 396,728 tokens × 131072 B
+// / 2.345 TB/s = 22.18 ms of KV: 31.4 ms), while every request needs
+// 1000 / 24750 = 40.40 ms of prefill, 1000 × 131072 / 450e9 = 0.29 ms of
+// transfer and a decode step of it alone, 6.823 + 0.056 ms: 47.57 ms.
+// --slo-ttft 40ms, between the two, is warned of through idle pools on
+// stderr, as a warning line and in JSON's warnings; 60ms is not.
+func TestBacktestPairWarnsUnmeetableSLO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	cfg := pairConfig(t, pairHistory(t, first), `{namespace="llm",pod=~"chat-decode-.*"}`)
+	args := []string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "pd(fixed:1;fixed:1)", "--kv-link", "nvlink",
+		"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	want := "no request can meet the SLO TTFT of 0.04s: the least TTFT a request has through idle prefill and decode pools is 0.04757s (its shortest prompt, 1000 tokens, alone); every policy misses every request. Raise --slo-ttft above 0.04757s, or replay a faster replica (--gpu, --tp)"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append(args, "--slo-ttft", "40ms"), nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), want+"\n") {
+		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
+	}
+	if !strings.Contains(out.String(), want+"\n") {
+		t.Errorf("stdout %q\nwant the warning line %q", out.String(), want)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(args, "--slo-ttft", "40ms", "--output", "json"), nil, &out, &errb); code != exitOK {
+		t.Fatalf("json: exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasSuffix(w, ": "+want) }) {
+		t.Errorf("JSON warnings %q\nwant %q", rep.Warnings, want)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(args, "--slo-ttft", "60ms"), nil, &out, &errb); code != exitOK {
+		t.Fatalf("60ms: exit %d: %s", code, errb.String())
+	}
+	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
+		t.Errorf("--slo-ttft 60ms, above the least TTFT: output %q\nwant no warning", s)
+	}
+}
