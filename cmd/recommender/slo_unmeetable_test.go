@@ -153,44 +153,21 @@ func TestSimulatePDWarnsUnmeetableSLO(t *testing.T) {
 // buckets from 1 token (synth-week's lowest bucket, (0, 128], holds 15% of
 // some 68,000 requests an hour, so 1-token prompts are among them): the
 // least TTFT is 1 / 24750 = 40.4 us, and --slo-ttft 10us is warned of on
-// stderr, in the report's warning lines and in --output json's warnings;
-// profile, replaying the same requests, says it on stderr once.
+// stderr, in the report's warning lines and in --output json's warnings
+// (50us is not); profile, replaying the same requests, says it on stderr
+// once.
 func TestBacktestWarnsUnmeetableSLO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
 	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 1, Scrape: 2 * time.Minute})
 	start := truth.Start.Add(12 * time.Hour)
-	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "-p", "queue:24", "-q", "--slo-ttft", "10us",
+	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "-p", "queue:24", "-q",
 		"--start", fmt.Sprint(start.Unix()), "--end", fmt.Sprint(start.Add(2 * time.Hour).Unix()), "--step", "2m"}
 	want := "no request can meet the SLO TTFT of 1e-05s: the least TTFT a request has on an idle replica is 4.04e-05s (its shortest prompt, 1 token, alone); every policy misses every request (optimal, the cheapest schedule with the fewest misses, runs no replica). Raise --slo-ttft above 4.04e-05s, or replay a faster replica (--gpu, --tp)"
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if !strings.Contains(errb.String(), want+"\n") || !strings.Contains(errb.String(), "warning: prometheus ") {
-		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
-	}
-	if !strings.Contains(out.String(), "\nwarning   prometheus ") || !strings.Contains(out.String(), want+"\n") {
-		t.Errorf("stdout %q\nwant the warning line %q", out.String(), want)
-	}
-	out.Reset()
-	errb.Reset()
-	if code := run(context.Background(), append(args, "--output", "json"), nil, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var rep struct {
-		Warnings []string `json:"warnings"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasSuffix(w, ": "+want) }) {
-		t.Errorf("JSON warnings %q\nwant %q", rep.Warnings, want)
-	}
+	backtestWarns(t, args, "10us", "50us", want)
 	// profile replays the day's requests under the same SLO: once on stderr.
-	out.Reset()
-	errb.Reset()
+	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"profile", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`, "--slo-ttft", "10us",
 		"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.Start.Add(24 * time.Hour).Unix()), "--step", "2m"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("profile: exit %d: %s", code, errb.String())
@@ -220,19 +197,30 @@ func TestBacktestPairWarnsUnmeetableSLO(t *testing.T) {
 	args := []string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "pd(fixed:1;fixed:1)", "--kv-link", "nvlink",
 		"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
 	want := "no request can meet the SLO TTFT of 0.04s: the least TTFT a request has through idle prefill and decode pools is 0.04757s (its shortest prompt, 1000 tokens, alone); every policy misses every request. Raise --slo-ttft above 0.04757s, or replay a faster replica (--gpu, --tp)"
+	backtestWarns(t, args, "40ms", "60ms", want)
+}
+
+// backtestWarns runs backtest's args (on a Prometheus history, whose
+// replays are named "prometheus START..END") with --slo-ttft below (want,
+// after that name: the warning on stderr, as a warning line under the
+// table and among --output json's warnings) and above (no warning
+// anywhere) the least TTFT a request has.
+func backtestWarns(t *testing.T, args []string, below, above, want string) {
+	t.Helper()
+	slo := func(d string, more ...string) []string { return slices.Concat(args, []string{"--slo-ttft", d}, more) }
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), append(args, "--slo-ttft", "40ms"), nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), slo(below), nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(errb.String(), want+"\n") {
+	if !strings.Contains(errb.String(), want+"\n") || !strings.Contains(errb.String(), "warning: prometheus ") {
 		t.Errorf("stderr %q\nwant the warning %q", errb.String(), want)
 	}
-	if !strings.Contains(out.String(), want+"\n") {
+	if !strings.Contains(out.String(), "\nwarning   prometheus ") || !strings.Contains(out.String(), want+"\n") {
 		t.Errorf("stdout %q\nwant the warning line %q", out.String(), want)
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), append(args, "--slo-ttft", "40ms", "--output", "json"), nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), slo(below, "--output", "json"), nil, &out, &errb); code != exitOK {
 		t.Fatalf("json: exit %d: %s", code, errb.String())
 	}
 	var rep struct {
@@ -246,10 +234,10 @@ func TestBacktestPairWarnsUnmeetableSLO(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), append(args, "--slo-ttft", "60ms"), nil, &out, &errb); code != exitOK {
-		t.Fatalf("60ms: exit %d: %s", code, errb.String())
+	if code := run(context.Background(), slo(above), nil, &out, &errb); code != exitOK {
+		t.Fatalf("--slo-ttft %s: exit %d: %s", above, code, errb.String())
 	}
 	if s := out.String() + errb.String(); strings.Contains(s, "no request can meet") {
-		t.Errorf("--slo-ttft 60ms, above the least TTFT: output %q\nwant no warning", s)
+		t.Errorf("--slo-ttft %s, above the least TTFT: output %q\nwant no warning", above, s)
 	}
 }
