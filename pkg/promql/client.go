@@ -140,7 +140,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rangeMax <= 0 {
 		rangeMax = MaxRangeAnswerBytes
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, timeoutName: cfg.TimeoutName, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
+	return &Client{api: v1.NewAPI(statusChecked{c}), http: c, hc: hc, timeout: cfg.Timeout, timeoutName: cfg.TimeoutName, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
 }
 
 // errClientTimeout is the cause of a query's context that the client's

@@ -179,9 +179,12 @@ type taggedResponse struct {
 	ErrorType v1.ErrorType `json:"errorType"`
 	Error     string       `json:"error"`
 	Warnings  []string     `json:"warnings"`
-	Data      struct {
-		ResultType string         `json:"resultType"`
-		Result     []taggedSample `json:"result"`
+	Data      *struct {
+		ResultType string `json:"resultType"`
+		// Result is decoded once ResultType is known to be a vector's:
+		// a string's or a scalar's [<time>, "<value>"] read as a vector
+		// said only "cannot unmarshal number into ... taggedSample".
+		Result json.RawMessage `json:"result"`
 	} `json:"data"`
 }
 
@@ -193,6 +196,9 @@ type taggedSample struct {
 		Target string `json:"infscale_target"`
 	} `json:"metric"`
 	Value *samplePair `json:"value"`
+	// Histogram is a native histogram sample's: no float value (NaN), as
+	// client_golang's v1 path reads it even beside a "value".
+	Histogram json.RawMessage `json:"histogram"`
 }
 
 // samplePair decodes [<unix time>, "<value>"].
@@ -266,16 +272,27 @@ func decodeTaggedJSON(body []byte) ([]taggedValue, []string, error) {
 	if r.Status == "error" {
 		return nil, r.Warnings, &v1.Error{Type: r.ErrorType, Msg: r.Error}
 	}
+	if r.Status != "success" {
+		_, found, _ := envelopeStatus(body)
+		return nil, r.Warnings, notAnAPIAnswer(r.Status, found)
+	}
+	if r.Data == nil {
+		return nil, r.Warnings, &v1.Error{Type: v1.ErrBadResponse, Msg: noData("").Err.Error()}
+	}
 	if r.Data.ResultType != model.ValVector.String() {
 		return nil, r.Warnings, &v1.Error{Type: v1.ErrBadResponse,
-			Msg: fmt.Sprintf("result type %q, want vector", r.Data.ResultType)}
+			Msg: fmt.Sprintf("result type %q, want vector (the query's type)", r.Data.ResultType)}
 	}
-	out := make([]taggedValue, len(r.Data.Result))
-	for i, s := range r.Data.Result {
+	var result []taggedSample
+	if err := json.Unmarshal(r.Data.Result, &result); err != nil && len(r.Data.Result) > 0 {
+		return nil, r.Warnings, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
+	}
+	out := make([]taggedValue, len(result))
+	for i, s := range result {
 		// A native histogram sample has no float value (NaN) and no time
 		// read (NaN).
 		out[i] = taggedValue{target: tagIndex(s.Metric.Target), value: math.NaN(), at: math.NaN()}
-		if s.Value != nil {
+		if s.Value != nil && (len(s.Histogram) == 0 || string(s.Histogram) == "null") {
 			out[i].value, out[i].at = s.Value.value, s.Value.at
 		}
 	}

@@ -43,6 +43,9 @@ func TestBatchClientReasons(t *testing.T) {
 		{"200 not JSON", reply(200, `<html>login</html>`), ReasonBadResponse},
 		{"200 status error", reply(200, `{"status":"error","errorType":"bad_data","error":"x"}`), ReasonBadData},
 		{"200 matrix", reply(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), ReasonBadResponse},
+		{"200 without status", reply(200, `{"data":{"resultType":"vector","result":[{"metric":{},"value":[1,"500"]}]}}`), ReasonBadResponse},
+		{"200 status pending", reply(200, `{"status":"pending","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"500"]}]}}`), ReasonBadResponse},
+		{"200 string", reply(200, `{"status":"success","data":{"resultType":"string","result":[1,"500"]}}`), ReasonBadResponse},
 		{"200 bad sample", reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}}`), ReasonBadResponse},
 		{"hang past the timeout", hang, ReasonTimeout},
 	} {
@@ -90,7 +93,7 @@ func TestBatchClientReasons(t *testing.T) {
 // configured URL's own parameters, the time and the timeout (a wrong
 // Content-Length would fail the request); a 405 to the
 // POST is retried as GET (v1's DoGetFallback). Values come back by tag; a
-// native histogram sample (no float value) is NaN, never 0.
+// native histogram sample (no float value) is NaN, never 0, on both paths.
 func TestBatchClientRequest(t *testing.T) {
 	query := `sum(x{a="b c%+&;=#\\\"é\t"}) or label_replace(vector(1), "infscale_target", "1", "", "")`
 	var methods []string
@@ -111,7 +114,8 @@ func TestBatchClientRequest(t *testing.T) {
 			{"metric":{"infscale_target":"0","pod":"p"},"value":[1767607200.5,"7.5"]},
 			{"metric":{"infscale_target":"1"},"value":[1767607200.5,"NaN"]},
 			{"metric":{"infscale_target":"2"},"histogram":[1767607200.5,{"count":"1","sum":"1"}]},
-			{"metric":{},"value":[1767607200.5,"+Inf"]}]}}`))
+			{"metric":{},"value":[1767607200.5,"+Inf"]},
+			{"metric":{"infscale_target":"4"},"value":[1767607200.5,"500"],"histogram":[1767607200.5,{"count":"1","sum":"1"}]}]}}`))
 	}))
 	defer srv.Close()
 	c, err := NewClient(ClientConfig{URL: srv.URL + "?tenant=a+b", Timeout: 2 * time.Second})
@@ -124,8 +128,11 @@ func TestBatchClientRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vals) != 4 || vals[0] != (taggedValue{0, 7.5, 1767607200.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
-			vals[2].target != 2 || !math.IsNaN(vals[2].value) || vals[3].target != -1 || !math.IsInf(vals[3].value, 1) {
+		// A histogram beside a value (no server writes both) is a
+		// histogram sample, NaN, as v1 reads it below: it read 500.
+		if len(vals) != 5 || vals[0] != (taggedValue{0, 7.5, 1767607200.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
+			vals[2].target != 2 || !math.IsNaN(vals[2].value) || vals[3].target != -1 || !math.IsInf(vals[3].value, 1) ||
+			vals[4].target != 4 || !math.IsNaN(vals[4].value) {
 			t.Errorf("values %v", vals)
 		}
 		if len(warn) != 1 || warn[0] != "w1" {
@@ -140,7 +147,7 @@ func TestBatchClientRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vec) != 4 || vec[0].Metric[TargetLabel] != "0" || vec[0].Value != model.SampleValue(7.5) {
+	if len(vec) != 5 || vec[0].Metric[TargetLabel] != "0" || vec[0].Value != model.SampleValue(7.5) || !math.IsNaN(float64(vec[4].Value)) {
 		t.Errorf("v1 vector %v", vec)
 	}
 }

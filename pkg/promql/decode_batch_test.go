@@ -95,7 +95,15 @@ func TestDecodeTaggedMalformed(t *testing.T) {
 		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"5"`, v1.ErrBadResponse, "unexpected end of JSON input"},
 		{`{"status":"error","errorType":"bad_data","error":"parse error"}`, v1.ErrBadData, "parse error"},
 		{`{"status":"success","data":{"resultType":"matrix","result":[]}}`, v1.ErrBadResponse, `result type "matrix", want vector`},
-		{`{"status":"success"}`, v1.ErrBadResponse, `result type "", want vector`},
+		{`{"status":"success"}`, v1.ErrBadResponse, `status "success" without "data"`},
+		// Prometheus's answers say "success" or "error": another value, or
+		// none, is not its answer, whatever the data (they were read).
+		{`{"data":{"resultType":"vector","result":[{"metric":{},"value":[1,"5"]}]}}`, v1.ErrBadResponse, `no "status" where the Prometheus HTTP API answers "success" or "error"`},
+		{`{"status":"pending","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"5"]}]}}`, v1.ErrBadResponse, `status "pending" where`},
+		// A string's or a scalar's result is not read as a vector's (it
+		// said "cannot unmarshal number into Go struct field").
+		{`{"status":"success","data":{"resultType":"string","result":[1,"5"]}}`, v1.ErrBadResponse, `result type "string", want vector (the query's type)`},
+		{`{"status":"success","data":{"resultType":"scalar","result":[1,"5"]}}`, v1.ErrBadResponse, `result type "scalar", want vector (the query's type)`},
 		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}}`, v1.ErrBadResponse, "want a quoted number"},
 		{`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}}`, v1.ErrBadResponse, "invalid syntax"},
 	} {

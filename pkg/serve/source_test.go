@@ -64,6 +64,9 @@ func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 				fmt.Fprint(w, `{"status":"success","data":{"resultType":"string","result":[1767607200,"50"]}}`)
 			case "scalar": // a number, but not the answer to a vector query
 				fmt.Fprint(w, `{"status":"success","data":{"resultType":"scalar","result":[1767607200,"50"]}}`)
+			case "nostatus", "pending": // JSON of Prometheus's shape, but not its answer: it says "success" or "error"
+				status := map[string]string{"nostatus": "", "pending": `"status":"pending",`}[fault]
+				fmt.Fprintf(w, `{%s"data":{"resultType":"vector","result":[{"metric":{},"value":[%s,"50"]}]}}`, status, r.FormValue("time"))
 			case "midbody": // the connection closed in the middle of the body
 				w.Header().Set("Content-Length", "500")
 				w.WriteHeader(200)
@@ -98,8 +101,9 @@ targets:
 
 // TestPrometheusFaults: every fault makes the signal unknown (never 0), is
 // counted by reason, and the exported desired is a number. An answer of
-// an hour before (a caching proxy's) and a scalar answer to a vector query
-// decided 3 on the running 50 they carry; a result type other than the
+// an hour before (a caching proxy's), a scalar answer to a vector query,
+// and an answer without "status" or with one that is neither "success" nor
+// "error" decided 3 on the running 50 they carry; a result type other than the
 // query's, or a body cut by a closed connection, is not Prometheus's answer
 // to it now. Hand values:
 // queue 50 + 10 = 60, target 24, 2 replicas: ratio 60/48 = 1.25, ceil(60/24)
@@ -119,6 +123,8 @@ func TestPrometheusFaults(t *testing.T) {
 		{"matrix", "bad_response", 2},
 		{"string", "bad_response", 2},
 		{"scalar", "bad_response", 2},
+		{"nostatus", "bad_response", 2},
+		{"pending", "bad_response", 2},
 		{"midbody", "unavailable", 2},
 	} {
 		t.Run("fault="+tc.fault, func(t *testing.T) {
