@@ -94,7 +94,9 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 		}
 	}
 	if err != nil {
-		return nil, nil, &QueryError{Reason: classify(err), Query: query, Err: withCause(ctx, err)}
+		// As Instant's: a timeout of the client's own says the limit and
+		// the knob (it said "context deadline exceeded" alone).
+		return nil, nil, c.queryError(ctx, query, err)
 	}
 	vals, warn, err := decodeTagged(resp.StatusCode, body.Bytes())
 	c.answers.put(body) // decodeTagged keeps no reference to it

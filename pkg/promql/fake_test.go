@@ -360,7 +360,7 @@ func TestRangeRefusesMisshapenMatrix(t *testing.T) {
 // TestTimeoutSaysTheTimeout: a query the server does not answer within the
 // client's timeout (300 ms here) says so and what to change, not only Go's
 // "context deadline exceeded" (backtest's hint was nowhere); reason
-// timeout either way.
+// timeout either way, on each path: Range, Instant and the batched query.
 func TestTimeoutSaysTheTimeout(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
@@ -373,7 +373,10 @@ func TestTimeoutSaysTheTimeout(t *testing.T) {
 	start := time.Unix(1000, 0)
 	_, _, rerr := c.Range(context.Background(), "up", start, start.Add(time.Minute), 30*time.Second)
 	_, _, ierr := c.Instant(context.Background(), "up", start)
-	for name, err := range map[string]error{"range": rerr, "instant": ierr} {
+	// serve's batched path (two or more targets) too: it said "context
+	// deadline exceeded" alone.
+	_, _, berr := c.instantTagged(context.Background(), plainText("up"), 0, start)
+	for name, err := range map[string]error{"range": rerr, "instant": ierr, "batched": berr} {
 		if ReasonOf(err) != ReasonTimeout || !strings.Contains(err.Error(), "promql: timeout: no answer in 300ms, the limit per query (raise it, or shorten the range or simplify the query)") || !strings.Contains(err.Error(), "(query: up)") {
 			t.Errorf("%s: %v; want a timeout naming 300ms and the query", name, err)
 		}

@@ -147,7 +147,7 @@ func NewPrometheusSource(pc config.Prometheus) (*PrometheusSource, error) {
 func NewPrometheusSourceFromRoundTripper(url string, rt http.RoundTripper, timeout time.Duration) (*PrometheusSource, error) {
 	// Its range queries (the rebuild) read one of serve's own series a
 	// chunk: the instant bound, not a week's history's 2 GiB.
-	c, err := promql.NewClient(promql.ClientConfig{URL: url, RoundTripper: rt, Timeout: timeout, MaxRangeAnswerBytes: promql.MaxInstantAnswerBytes})
+	c, err := promql.NewClient(promql.ClientConfig{URL: url, RoundTripper: rt, Timeout: timeout, TimeoutName: "prometheus.timeout", MaxRangeAnswerBytes: promql.MaxInstantAnswerBytes})
 	if err != nil {
 		return nil, err
 	}
