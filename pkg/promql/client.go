@@ -116,9 +116,14 @@ const (
 // of a week of history with HistoryTimeout and HistoryRetries. c's
 // timeout and retries are not changed; whether the server has answered
 // is shared (a connection refused after an answer to either is a
-// restart, asked again).
+// restart, asked again). A timeout's error names c's TimeoutName only when
+// timeout is c's.
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, timeoutName: c.timeoutName, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, clock: c.clock, rangeMax: MaxRangeAnswerBytes}
+	name := c.timeoutName // what sets c's timeout sets this one only when they are the same
+	if timeout != c.timeout {
+		name = ""
+	}
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, timeoutName: name, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, clock: c.clock, rangeMax: MaxRangeAnswerBytes}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.

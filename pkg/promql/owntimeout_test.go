@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,30 @@ func TestOwnTimeoutToldByCause(t *testing.T) {
 	} {
 		if got := c.queryError(tc.ctx, "up", tc.ctx.Err()).Error(); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestHistoryTimeoutNamesItsOwnKnob: serve's client names
+// prometheus.timeout, and serve's tuning asks its history through
+// ForHistory with max(HistoryTimeout, that timeout): the knob is named
+// only when it sets the history's limit, else "raise it" (raising
+// prometheus.timeout from 1s to 30s leaves a 2m limit where it was).
+func TestHistoryTimeoutNamesItsOwnKnob(t *testing.T) {
+	c := &Client{timeout: time.Second, timeoutName: "prometheus.timeout"}
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    string
+	}{
+		{2 * time.Minute, "(raise it, "},
+		{time.Second, "(raise prometheus.timeout, "},
+	} {
+		h := c.ForHistory(tc.timeout, 0)
+		ctx, cancel := context.WithTimeoutCause(context.Background(), 0, errClientTimeout) // the client's own limit, passed
+		defer cancel()
+		<-ctx.Done()
+		if got := h.queryError(ctx, "up", ctx.Err()).Error(); !strings.Contains(got, tc.want) {
+			t.Errorf("ForHistory(%s): %s, want %q", tc.timeout, got, tc.want)
 		}
 	}
 }
