@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"syscall"
@@ -345,7 +344,8 @@ const MaxRetryWait = time.Minute
 // answer now (ReasonUnavailable: a 5xx, as it does while it starts, or a
 // 429) or the connection was cut, not because of the query (a timeout would
 // time out again), the credentials (401, 403, 407), the URL (404) or an
-// address where nothing listens (refused, no such host: said at once;
+// address where nothing listens, or with a certificate or a scheme that
+// does not fit (TransportHint: refused, no such host, TLS; said at once;
 // a Client that has had an answer asks again after a refusal, see
 // ClientConfig.Retries).
 func Retryable(err error) bool {
@@ -357,10 +357,10 @@ func Retryable(err error) bool {
 		s := clientStatus(ae)
 		return s == 0 || s == http.StatusTooManyRequests
 	}
-	if _, dns := errors.AsType[*net.DNSError](err); dns || errors.Is(err, syscall.ECONNREFUSED) {
-		return false
-	}
-	return true
+	// Where the query was sent (a host that does not resolve, nothing
+	// listening, a certificate or a scheme that does not fit): asking
+	// again gets the same, after half a minute of waits.
+	return TransportHint(err) == ""
 }
 
 // refused reports whether err is a connection refused while Prometheus

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,19 +132,41 @@ func (e *QueryError) Error() string {
 			// path is wrong.
 			detail += " (nothing answers at the URL's /api/v1/: it is probably not a Prometheus API root, or its path prefix is wrong; give the base URL, e.g. http://prometheus:9090)"
 		}
-		if _, dns := errors.AsType[*net.DNSError](e.Err); dns {
-			detail += " (the URL's host name does not resolve here: check the URL)"
-		} else if errors.Is(e.Err, syscall.ECONNREFUSED) {
-			// Said at once, not retried (Retryable): a run whose first
-			// query is refused ends with this line.
-			detail += " (nothing listens there: is Prometheus up? check the URL's host and port)"
-		}
+		detail += TransportHint(e.Err)
 		fmt.Fprintf(&b, ": %s", detail)
 	}
 	if q != "" {
 		fmt.Fprintf(&b, " (query: %s)", q)
 	}
 	return b.String()
+}
+
+// TransportHint is what to check when a query got no answer because of
+// where it was sent, " (...)" to append to err's text, or "" for any other
+// error: a host name that does not resolve, nothing listening (both said
+// at once, not retried: Retryable), and a TLS handshake that failed on the
+// server's certificate or on a server that speaks plain HTTP (Go's words
+// alone, "x509: certificate signed by unknown authority", named no knob).
+func TransportHint(err error) string {
+	if _, dns := errors.AsType[*net.DNSError](err); dns {
+		return " (the URL's host name does not resolve here: check the URL)"
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return " (nothing listens there: is Prometheus up? check the URL's host and port)"
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return " (the server's certificate is signed by a CA infscale does not trust: give that CA as the prometheus block's tls_config.ca_file)"
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return " (the server's certificate does not name the URL's host: use a host name it names, or set the prometheus block's tls_config.server_name to one)"
+	}
+	if _, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
+		return " (the server's certificate is not valid, e.g. expired or not yet valid: renew it, or check this machine's clock)"
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return " (the server speaks plain HTTP: use an http:// URL)"
+	}
+	return ""
 }
 
 // notJSON reports whether msg, a JSON decoder's error, says the body was

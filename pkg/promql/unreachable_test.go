@@ -1,10 +1,17 @@
 package promql
 
 import (
+	"context"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestUnreachableSaysWhatToCheck: an address where nothing listens, or a
@@ -29,6 +36,34 @@ func TestUnreachableSaysWhatToCheck(t *testing.T) {
 		}
 		if Retryable(e) {
 			t.Errorf("%v: retried, want it said at once", c.err)
+		}
+	}
+}
+
+// TestTLSFailuresSayWhatToSet: real handshakes against an httptest TLS
+// server (certificate for example.com and 127.0.0.1, signed by a CA the
+// client is not given) and an https URL on a plain HTTP server. Each
+// query's error said Go's words alone ("x509: certificate signed by
+// unknown authority"); it now says what to set, reason unavailable
+// (the connection's, not the query's) and not retried as a 5xx is.
+func TestTLSFailuresSayWhatToSet(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes' failures, expected
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	for _, tc := range []struct{ name, url, want string }{
+		{"unknown CA", tlsSrv.URL, "x509: certificate signed by unknown authority (the server's certificate is signed by a CA infscale does not trust: give that CA as the prometheus block's tls_config.ca_file)"},
+		{"another host's", strings.Replace(tlsSrv.URL, "127.0.0.1", "localhost", 1), "not localhost (the server's certificate does not name the URL's host: use a host name it names, or set the prometheus block's tls_config.server_name to one)"},
+		{"plain HTTP", strings.Replace(plain.URL, "http:", "https:", 1), "http: server gave HTTP response to HTTPS client (the server speaks plain HTTP: use an http:// URL)"},
+	} {
+		c, err := NewClient(ClientConfig{URL: tc.url, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.Instant(context.Background(), "up", time.Now())
+		if ReasonOf(err) != ReasonUnavailable || !strings.Contains(err.Error(), tc.want) || Retryable(err) {
+			t.Errorf("%s: %v (retried %v), want unavailable saying %q, not retried", tc.name, err, Retryable(err), tc.want)
 		}
 	}
 }

@@ -1374,7 +1374,8 @@ func (u *unreached) log(lg *slog.Logger) {
 // answer (a *url.Error: DNS, a refused or reset connection, TLS, a
 // timeout): the operation and the server's address with the error, the
 // path, the query and the connection's local address left out, so every
-// query to one unreachable server has the same cause. "" for any other
+// query to one unreachable server has the same cause; for a query of
+// Prometheus with what to check (promql.TransportHint). "" for any other
 // error (the server answered).
 func transportCause(err error) string {
 	ue, ok := errors.AsType[*url.Error](err)
@@ -1396,7 +1397,13 @@ func transportCause(err error) string {
 		c.Source = nil
 		cause = &c
 	}
-	return ue.Op + " " + addr + ": " + cause.Error()
+	hint := ""
+	if _, ok := errors.AsType[*promql.QueryError](err); ok {
+		// Prometheus's: what to check (the line said Go's words alone,
+		// where each query's own error says it).
+		hint = promql.TransportHint(err)
+	}
+	return ue.Op + " " + addr + ": " + cause.Error() + hint
 }
 
 // logTransportFailures logs as one line the cycle's failed reads of two or

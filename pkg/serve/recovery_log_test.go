@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -163,7 +165,19 @@ func TestTransportFailureOneLine(t *testing.T) {
 			path = "/api/v1/query_range"
 		}
 		return &url.Error{Op: "Post", URL: "http://prometheus.monitoring:9090" + path, Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}
-	}, "Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host")
+	}, "Post http://prometheus.monitoring:9090: dial tcp: lookup prometheus.monitoring: no such host (the URL's host name does not resolve here: check the URL)")
+}
+
+// TestTransportTLSOneLine: Prometheus behind TLS whose certificate is
+// signed by a CA serve was not given. The one line says what to set: it
+// said Go's "x509: certificate signed by unknown authority" alone, as did
+// each query's error (pkg/promql's TestTLSFailuresSayWhatToSet, on a real
+// handshake).
+func TestTransportTLSOneLine(t *testing.T) {
+	transportOutage(t, func(string) error {
+		return &url.Error{Op: "Post", URL: "https://prometheus.monitoring:9090/api/v1/query",
+			Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}
+	}, "Post https://prometheus.monitoring:9090: tls: failed to verify certificate: x509: certificate signed by unknown authority (the server's certificate is signed by a CA infscale does not trust: give that CA as the prometheus block's tls_config.ca_file)")
 }
 
 // TestTransportResetOneLine: Prometheus resets every connection (a proxy
