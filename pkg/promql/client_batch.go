@@ -98,6 +98,12 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 		// the knob (it said "context deadline exceeded" alone).
 		return nil, nil, c.queryError(ctx, query, err)
 	}
+	if rerr := redirectedAway(req, resp); rerr != nil && resp.StatusCode/100 == 2 {
+		if _, _, object := envelopeStatus(body.Bytes()); !object {
+			c.answers.put(body)
+			return nil, nil, &QueryError{Reason: ReasonBadResponse, Query: query, Err: rerr}
+		}
+	}
 	vals, warn, err := decodeTagged(resp.StatusCode, body.Bytes())
 	c.answers.put(body) // decodeTagged keeps no reference to it
 	if err != nil {

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -215,5 +216,48 @@ func TestPlanFormLen(t *testing.T) {
 	}
 	if batched == 0 {
 		t.Fatal("no batched query")
+	}
+}
+
+// TestRedirectToLoginSaysCredentials: an auth proxy in front of Prometheus
+// (oauth2-proxy) answers a query without its session with a redirect to
+// its login page, which answers 200 with HTML. Both paths said "not JSON
+// ... it is probably not a Prometheus API root; give the base URL": the
+// URL was right, the credentials missing. They say the redirect, where to
+// (without the login URL's query) and what to give; bad_response. A
+// redirect to a Prometheus answer is read as before.
+func TestRedirectToLoginSaysCredentials(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/query", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/oauth2/start?rd=%2Fapi%2Fv1%2Fquery&state=secret", http.StatusFound)
+	})
+	mux.HandleFunc("/oauth2/start", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>Sign in</body></html>")
+	})
+	mux.HandleFunc("/moved/api/v1/query", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"7"]}]}}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, err := NewClient(ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, berr := c.instantTagged(context.Background(), plainText("up"), 0, time.Unix(1, 0))
+	_, _, verr := c.Instant(context.Background(), "up", time.Unix(1, 0))
+	want := "promql: bad_response: redirected to " + srv.URL + "/oauth2/start, whose answer is not a Prometheus API answer (an auth proxy's login page? give the prometheus block the credentials the proxy takes: authorization, basic_auth or oauth2; or use Prometheus's own URL) (query: up)"
+	for name, err := range map[string]error{"batched": berr, "v1": verr} {
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", name, err, want)
+		}
+	}
+
+	mux.HandleFunc("/old/api/v1/query", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/moved/api/v1/query?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+	})
+	c, _ = NewClient(ClientConfig{URL: srv.URL + "/old"})
+	if v, _, err := c.Instant(context.Background(), "up", time.Unix(1, 0)); err != nil || len(v) != 1 || v[0].Value != 7 {
+		t.Errorf("a redirect to a Prometheus answer: %v (%v), want 7", v, err)
 	}
 }

@@ -25,10 +25,33 @@ func (c statusChecked) Do(ctx context.Context, req *http.Request) (*http.Respons
 	if err != nil || resp.StatusCode/100 != 2 {
 		return resp, body, err
 	}
-	if status, found, object := envelopeStatus(body); object && status != "success" && status != "error" {
+	status, found, object := envelopeStatus(body)
+	if object && status != "success" && status != "error" {
 		return resp, body, notAnAPIAnswer(status, found)
 	}
+	if !object {
+		if err := redirectedAway(req, resp); err != nil {
+			return resp, body, err
+		}
+	}
 	return resp, body, nil
+}
+
+// redirectedAway is the error of a 2xx answer that is not a JSON object
+// (an HTML page) and came from another URL than the one asked, after a
+// redirect: an auth proxy in front of Prometheus (oauth2-proxy) sends a
+// request without its session to its login page. The URL is right; the
+// credentials are missing, which "not JSON: give the base URL" sent the
+// operator away from. nil when resp is the answer of req's own URL.
+func redirectedAway(req *http.Request, resp *http.Response) *v1.Error {
+	if resp.Request == nil || resp.Request.URL == nil || req.URL == nil ||
+		(resp.Request.URL.Host == req.URL.Host && resp.Request.URL.Path == req.URL.Path) {
+		return nil
+	}
+	to := *resp.Request.URL
+	to.RawQuery, to.Fragment, to.User = "", "", nil // a login URL's state, not for the log
+	return &v1.Error{Type: v1.ErrBadResponse,
+		Msg: fmt.Sprintf("redirected to %s, whose answer is not a Prometheus API answer (an auth proxy's login page? give the prometheus block the credentials the proxy takes: authorization, basic_auth or oauth2; or use Prometheus's own URL)", to.String())}
 }
 
 // envelopeStatus is the value of body's top-level "status" key (found:
