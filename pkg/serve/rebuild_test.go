@@ -203,7 +203,8 @@ func TestRebuildFailureCountedAsRead(t *testing.T) {
 // TestRebuildUnreachableOneLine: Prometheus's port refuses connections at
 // startup, so both targets' rebuilds fail on one cause: one WARN line names
 // the first target of the config (chat), targets=2 and the cause without
-// the query; each target's failure is still counted (unavailable). It was
+// the query, with the refusal's hint; each target's failure is still
+// counted (unavailable). It was
 // a line per target (200 for 200 targets), each with the same error.
 func TestRebuildUnreachableOneLine(t *testing.T) {
 	prom := httptest.NewServer(http.NotFoundHandler())
@@ -229,7 +230,7 @@ func TestRebuildUnreachableOneLine(t *testing.T) {
 			t.Errorf("%s: query_errors_total{reason=unavailable} = %v, want 1", name, got)
 		}
 	}
-	want := `level=WARN msg="state not rebuilt from Prometheus; starting fresh" target=chat targets=2 err="Post ` + addr + `: dial tcp ` + strings.TrimPrefix(addr, "http://") + `: connect: connection refused"`
+	want := `level=WARN msg="state not rebuilt from Prometheus; starting fresh" target=chat targets=2 err="Post ` + addr + `: dial tcp ` + strings.TrimPrefix(addr, "http://") + `: connect: connection refused (nothing listens there: is Prometheus up? check the URL's host and port)"`
 	if got := logs.String(); strings.Count(got, "state not rebuilt") != 1 || !strings.Contains(got, want) {
 		t.Errorf("log:\n%s\nwant one line %s", got, want)
 	}
