@@ -38,15 +38,17 @@ const MaxTrace = 64 << 10
 // record there (Monitor). On any other end of this process (an exit, a
 // kill) the monitor reads an empty input and exits without a word. The
 // error is self's, the pipe's or the start's; the process then
-// runs without a monitor. As PID 1 of its PID namespace (a container's
-// command) the process is the monitor and runs the command again as its
-// child (supervise): StartMonitor returns only in that child, or on an
-// error. ctx is the command's signal context (signal.NotifyContext's,
+// runs without a monitor. Where this process's end ends its container
+// (endsContainer: PID 1 of its PID namespace, the child of an init that
+// is, or one whose parent is outside the namespace), which would kill the
+// monitor child with it, the process is the monitor and runs the command
+// again as its child (supervise): StartMonitor returns only in that
+// child, or on an error. ctx is the command's signal context (signal.NotifyContext's,
 // cancelled by SIGTERM or SIGINT): ended before supervise listens for
 // them, the stop reaches the child as SIGTERM.
 func StartMonitor(ctx context.Context, stderr *os.File) error {
 	if os.Getenv(MonitorEnv) == supervised+strconv.Itoa(os.Getppid()) {
-		// The child of a PID 1 that monitors it (supervise): the crash
+		// The child of a process that monitors it (supervise): the crash
 		// output is the pipe it passed as file descriptor 3.
 		_ = os.Unsetenv(MonitorEnv)
 		nameSelf()
@@ -58,7 +60,7 @@ func StartMonitor(ctx context.Context, stderr *os.File) error {
 	if err != nil {
 		return err
 	}
-	if getpid() == 1 {
+	if endsContainer(getpid(), getppid()) {
 		return supervise(ctx, exe, stderr)
 	}
 	r, w, err := os.Pipe()
@@ -103,8 +105,8 @@ func nameSelf() {
 	_ = os.WriteFile("/proc/self/comm", []byte(filepath.Base(os.Args[0])), 0)
 }
 
-// getpid is os.Getpid; a test replaces it.
-var getpid = os.Getpid
+// getpid and getppid are os.Getpid and os.Getppid; a test replaces them.
+var getpid, getppid = os.Getpid, os.Getppid
 
 // self is the path StartMonitor starts the monitor from: on Linux
 // /proc/self/exe, the running executable's own file even when the path it

@@ -196,6 +196,38 @@ func TestMonitorAsPID1(t *testing.T) {
 	}
 }
 
+// TestMonitorUnderInit: under an init that exits as soon as its child
+// does (here sh -c as PID 1 of its PID namespace, as docker run --init's
+// tini does), the monitor was serve's child and was killed with the
+// namespace before it wrote the record: 3 runs of 10 with serve and kill
+// -QUIT. The child of a PID 1 supervises as PID 1 does: in each of 10 runs
+// of a stack overflow the status is 2 and stderr's last line the record.
+func TestMonitorUnderInit(t *testing.T) {
+	wrapper := []string{"unshare", "--pid", "--fork", "sh", "-c", `"$@"; exit $?`, "sh"}
+	if err := exec.Command(wrapper[0], wrapper[1], wrapper[2], "true").Run(); err != nil {
+		t.Skipf("no unshare --pid --fork here (needs root or user namespaces): %v", err)
+	}
+	for range 10 {
+		code, stderr := crashtest.RunUnder(t, wrapper, "^$", crashChild+"=fatal")
+		overflowRecord(t, code, stderr)
+	}
+}
+
+// TestEndsContainer: the processes whose end ends their container: PID 1
+// (its parent 0, outside the namespace), the child of PID 1 (an init),
+// a container's command in a shared PID namespace (parent 0); not a
+// process with a parent of its own in its namespace (a shell's, 4242).
+func TestEndsContainer(t *testing.T) {
+	for _, c := range []struct {
+		pid, ppid int
+		want      bool
+	}{{1, 0, true}, {7, 1, true}, {7, 0, true}, {4243, 4242, false}} {
+		if got := endsContainer(c.pid, c.ppid); got != c.want {
+			t.Errorf("endsContainer(%d, %d) = %v, want %v", c.pid, c.ppid, got, c.want)
+		}
+	}
+}
+
 // TestMonitorSurvivesGroupSignals: SIGHUP, serve's reload, sent to every
 // infscale process (killall -HUP infscale, or to the process group) ended
 // the monitor, Go's default for it, and serve ran on reloaded and

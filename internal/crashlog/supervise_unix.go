@@ -15,19 +15,39 @@ import (
 	"syscall"
 )
 
-// supervise is StartMonitor in PID 1 of a PID namespace (a container's
-// command, as the image runs serve), where a monitor child would die
-// with it: the kernel kills every other process of the namespace as PID 1
-// exits, the monitor then between its end of input and its write (the
-// record was lost in 7 runs of 10). So the roles swap: this process
+// endsContainer reports whether a process with ID pid and parent ppid
+// is one whose end ends its container, so that a monitor child would be
+// killed with it, before it wrote the record: PID 1 of its PID namespace
+// (the image's command), whose exit makes the kernel kill every other
+// process of the namespace; a child of that PID 1 (ppid 1: an init such
+// as docker run --init's tini, dumb-init or sh -c, which exits as soon as
+// its child has, the record then lost in 3 runs of 10 with sh); or a
+// process whose parent is outside its PID namespace (ppid 0: a container's
+// command in a pod with shareProcessNamespace, the pause container being
+// PID 1, whose runtime kills the container's other processes once it has
+// ended). There StartMonitor supervises (supervise). A process started by
+// systemd (ppid 1 too) is supervised as well, which costs it nothing: its
+// stop reaches both processes, as one (a stop signal within the first
+// second of another is the same stop, cmd/recommender).
+func endsContainer(pid, ppid int) bool { return pid == 1 || ppid <= 1 }
+
+// supervise is StartMonitor in a process whose end ends its container
+// (endsContainer): PID 1 of a PID namespace (a container's command, as
+// the image runs serve), where a monitor child would die with it, the
+// kernel killing every other process of the namespace as PID 1 exits,
+// the monitor then between its end of input and its write (the record
+// was lost in 7 runs of 10); the child of an init (tini, sh -c), which
+// exits as its child does (lost in 3 runs of 10 under sh); a container's
+// command in a shared PID namespace, whose runtime kills the container's
+// other processes as it ends. So the roles swap: this process
 // starts the command again (the same executable, arguments, environment,
 // standard files) as its child, in a process group of its own, with the
 // crash output the pipe it reads; it forwards SIGTERM, SIGINT, SIGHUP,
 // SIGQUIT, SIGUSR1 and SIGUSR2 to the child, writes the child's crash
 // output as Monitor's record once the child has ended, and exits with
 // the child's status (128 + the signal's number for a child a signal
-// ended, as a shell says it); meanwhile it reaps the orphans the kernel
-// gives PID 1 (reap). A stop that reached ctx alone, before supervise
+// ended, as a shell says it); meanwhile, as PID 1, it reaps the orphans
+// the kernel gives it (reap). A stop that reached ctx alone, before supervise
 // listened for the signals, was lost: serve ran on until a SIGKILL; then
 // no child is started, and supervise returns nil: the command runs in
 // this process and stops at once. It returns otherwise only an error
