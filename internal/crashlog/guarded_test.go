@@ -20,7 +20,7 @@ var unguarded = map[string]string{
 	"pkg/activator/websocket.go newWSConn":          "the ctx watcher only selects on channels and closes a conn",
 	"pkg/serve/service.go Run":                      "srv.Serve: net/http recovers a handler's panic; reload recovers its own (the running config kept)",
 	"cmd/recommender/activator.go Run":              "srv.Serve and Shutdown: net/http recovers a handler's panic itself",
-	"cmd/recommender/main.go main":                  "waits for the signal context and stops it",
+	"cmd/recommender/main.go signalContext":         "waits for the signal context and stops it",
 	"internal/crashlog/monitor.go StartMonitor":     "only reaps the crash monitor (cmd.Wait)",
 	"internal/crashlog/supervise_unix.go supervise": "only forwards signals to the monitored child (Process.Signal) and reaps (wait4)",
 	"cmd/recommender/simulate.go":                   "infscale simulate, a one-shot command: Go's own trace",
