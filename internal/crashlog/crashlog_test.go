@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +96,12 @@ func TestMain(m *testing.M) {
 		b, _ := os.ReadFile("/proc/self/comm")
 		fmt.Fprintf(os.Stderr, "%s", b)
 		os.Exit(0)
+	case "monitor-pid": // a plain exit under StartMonitor, the monitor's process ID said first
+		if err := StartMonitor(context.Background(), os.Stderr); err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(os.Stderr, "%d\n", childOf(os.Getpid()))
+		os.Exit(0)
 	case "command": // a command of its own: a word on stderr, status 3
 		fmt.Fprintln(os.Stderr, "command ran")
 		os.Exit(3)
@@ -166,6 +173,35 @@ func TestRecoverWithoutLoggerPanicsAgain(t *testing.T) {
 		defer Recover()
 		panic("a bug")
 	}()
+}
+
+// childOf is the process ID of a child of ppid that is not a zombie
+// (/proc/PID/stat), 0 if none.
+func childOf(ppid int) int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		if state, parent := procStat(p); state != "" && state != "Z" && parent == ppid {
+			pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+			return pid
+		}
+	}
+	return 0
+}
+
+// procStat reads a /proc/PID/stat file's state and parent's process ID
+// ("", 0 when it cannot be read: the process has been reaped).
+func procStat(path string) (state string, ppid int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0
+	}
+	// "PID (COMM) STATE PPID ...": COMM may hold spaces, so after its ")".
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 2 {
+		return "", 0
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return f[0], ppid
 }
 
 // zombiesOf counts the zombies (state Z in /proc/PID/stat) whose parent
