@@ -31,9 +31,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -252,56 +254,102 @@ func newRequest(ctx context.Context, method, url string, body io.Reader, header 
 // an error saying the server did not answer within 10 s, or answered a
 // status other than 2xx: its status and message (statusError, redacted),
 // then after a status every request would get too (refusesEveryRequest:
-// 401, 403, 429) what to do about it (statusHint), after any other to
-// give --served-model-name.
+// 401, 403, 429) what to do about it (statusHint), after one of a server
+// not ready yet (502, 503, 504) that it is not and how to wait for it,
+// after any other to give --served-model-name. The errors of a server
+// not ready (nothing listens, no answer, a 502, 503 or 504) wrap
+// ErrNotReady.
 func DiscoverModel(parent context.Context, client *http.Client, base string, header http.Header, sources HeaderSources) (string, error) {
+	base = strings.TrimRight(base, "/")
 	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
-	req, err := newRequest(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil, header)
+	req, err := newRequest(ctx, http.MethodGet, base+"/v1/models", nil, header)
 	if err != nil {
 		return "", err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
-			return "", fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's)", strings.TrimRight(base, "/"), modelsTimeout)
-		}
-		if _, dial := errors.AsType[*net.OpError](err); dial {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil:
+			return "", notReady{fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's; %s)", base, modelsTimeout, waitHint)}
+		case parent.Err() != nil:
+			return "", err
+		case refused(err):
 			// Nothing listens there: --served-model-name would not help.
-			return "", fmt.Errorf("load: finding the model: %w (is the server up? check the URL's host and port)", err)
+			return "", notReady{fmt.Errorf("load: finding the model: %w (is the server up? check the URL's host and port; a vLLM listens once its model is loaded: %s)", err, waitHint)}
+		case closedEarly(err):
+			return "", notReady{fmt.Errorf("load: finding the model: %w (the connection closed before an answer: a server starting, or a port-forward whose pod is not ready? %s)", err, waitHint)}
 		}
-		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
+		return "", fmt.Errorf("load: finding the model: %w (check the URL's scheme, host and port)", err)
 	}
 	defer resp.Body.Close()
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
 	if err := redirected(resp, "/v1/models"); err != nil {
-		return "", fmt.Errorf("load: GET %s/v1/models: %w", strings.TrimRight(base, "/"), err)
+		return "", fmt.Errorf("load: GET %s/v1/models: %w", base, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		hint := "give --served-model-name"
-		if refusesEveryRequest(resp.StatusCode) {
+		switch {
+		case refusesEveryRequest(resp.StatusCode):
 			hint = statusHint(resp.StatusCode, header, sources)
+		case unavailable(resp.StatusCode):
+			hint = notReadyHint
 		}
-		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint, header)), header)
+		err := redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint, header)), header)
+		if unavailable(resp.StatusCode) {
+			err = notReady{err}
+		}
+		return "", err
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
-		return "", fmt.Errorf("load: GET %s/v1/models: not a model list (%v): is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
+	list, err := readModels(resp, header)
+	if err != nil {
+		return "", fmt.Errorf("load: GET %s/v1/models: %w: is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
 	}
-	if len(list.Data) == 0 {
+	if len(list) == 0 {
 		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --served-model-name)", base)
 	}
-	return list.Data[0].ID, nil
+	return list[0].ID, nil
+}
+
+// modelCard is an entry of GET /v1/models' list (vLLM's ModelCard): its
+// id and max_model_len (0: none given).
+type modelCard struct {
+	ID          string `json:"id"`
+	MaxModelLen int    `json:"max_model_len"`
+}
+
+// readModels reads resp's body (at most 1 MiB), a 2xx of GET /v1/models,
+// as an OpenAI model list; an error says what it is instead: empty, or
+// not JSON (quoted: a proxy's login page by its title).
+func readModels(resp *http.Response, header http.Header) ([]modelCard, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the model list: %w", resp.Status, err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, fmt.Errorf("%s with an empty body, not a model list", resp.Status)
+	}
+	var list struct {
+		Data []modelCard `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		what := ""
+		if ct, _, perr := mime.ParseMediaType(resp.Header.Get("Content-Type")); perr == nil {
+			what = " but " + ct
+		}
+		if ex := quote(resp.Status, resp.Header.Get("Content-Type"), body, header); ex != "" {
+			what += fmt.Sprintf(": %q", ex)
+		}
+		return nil, fmt.Errorf("not a model list%s (%v)", what, err)
+	}
+	return list.Data, nil
 }
 
 // ErrMaxModelLenUnknown is MaxModelLen's error when GET /v1/models gives
 // no model list the run's requests would not also be refused by: a
 // status other than 2xx that refusesEveryRequest does not name (a server
-// or gateway without /v1/models: 404), or a 2xx that is no JSON model
-// list. The max_model_len is then 0, unknown, and the run may go on.
+// or gateway without /v1/models: 404), a 2xx that is no JSON model
+// list, or a list without the run's model (a --served-model-name it does
+// not list). The max_model_len is then 0, unknown, and the run may go on.
 var ErrMaxModelLenUnknown = errors.New("the server's max_model_len is unknown")
 
 // MaxModelLen returns the max_model_len GET URL/v1/models gives the
@@ -312,7 +360,8 @@ var ErrMaxModelLenUnknown = errors.New("the server's max_model_len is unknown")
 // every request would get too (refusesEveryRequest: 401, 403, 429), its
 // status and message (statusError, redacted) and statusHint's advice;
 // any other status than 2xx, or a body that is no model list, quoted the
-// same way and wrapping ErrMaxModelLenUnknown, with 0.
+// same way and wrapping ErrMaxModelLenUnknown, with 0; likewise a list
+// without model, naming (the first five of) the ids it lists.
 func MaxModelLen(ctx context.Context, client *http.Client, base, model string, header http.Header, sources HeaderSources) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
@@ -334,21 +383,25 @@ func MaxModelLen(ctx context.Context, client *http.Client, base, model string, h
 		}
 		return 0, redact(fmt.Errorf("load: GET %s/v1/models: %w: %w", base, statusError(resp, "", header), ErrMaxModelLenUnknown), header)
 	}
-	var list struct {
-		Data []struct {
-			ID          string `json:"id"`
-			MaxModelLen int    `json:"max_model_len"`
-		} `json:"data"`
+	list, err := readModels(resp, header)
+	if err != nil {
+		return 0, fmt.Errorf("load: GET %s/v1/models: %w: %w", base, err, ErrMaxModelLenUnknown)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
-		return 0, fmt.Errorf("load: GET %s/v1/models: not a model list (%v): %w", base, err, ErrMaxModelLenUnknown)
-	}
-	for _, m := range list.Data {
+	var ids []string
+	for _, m := range list {
 		if m.ID == model || model == "" {
 			return max(m.MaxModelLen, 0), nil
 		}
+		ids = append(ids, strconv.Quote(m.ID))
 	}
-	return 0, nil
+	listed := "no model"
+	if len(ids) > 0 {
+		listed = "only " + strings.Join(ids[:min(len(ids), 5)], ", ")
+		if len(ids) > 5 {
+			listed += fmt.Sprintf(" and %d more", len(ids)-5)
+		}
+	}
+	return 0, redact(fmt.Errorf("load: GET %s/v1/models lists %s, not %q (a vLLM answers 404 to a model it does not serve; llama.cpp's server takes any name): %w", base, listed, model, ErrMaxModelLenUnknown), header)
 }
 
 type runner struct {
@@ -882,33 +935,43 @@ func statusError(resp *http.Response, hint string, header http.Header) error {
 // doneDrain bounds the read of a response's rest after data: [DONE].
 const doneDrain = time.Second
 
-// request is one's request, bounded by Timeout.
-func (r *runner) request(ctx context.Context, j job) Record {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
+// newCompletion is the streamed request of j to c's endpoint and its
+// path: /v1/completions, or /v1/chat/completions when c.Chat.
+func (c *Config) newCompletion(ctx context.Context, j job) (string, *http.Request, error) {
 	body := map[string]any{"max_tokens": j.output, "stream": true, "ignore_eos": true, "temperature": 0,
 		"stream_options": map[string]any{"include_usage": true}}
-	if r.cfg.Model != "" {
-		body["model"] = r.cfg.Model
+	if c.Model != "" {
+		body["model"] = c.Model
 	}
 	path := "/v1/completions"
 	prompt := Prompt(j.prompt, j.seed)
-	if r.cfg.Chat {
+	if c.Chat {
 		path = "/v1/chat/completions"
 		body["messages"] = []map[string]string{{"role": "user", "content": prompt}}
 	} else {
 		body["prompt"] = prompt
 	}
 	b, _ := json.Marshal(body)
+	req, err := newRequest(ctx, http.MethodPost, c.URL+path, bytes.NewReader(b), c.Header)
+	if err != nil {
+		return path, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	return path, req, nil
+}
+
+// request is one's request, bounded by Timeout.
+func (r *runner) request(ctx context.Context, j job) Record {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	path, req, err := r.cfg.newCompletion(ctx, j)
 	start := time.Now()
 	rec := Record{Start: start.Sub(r.begin), PromptTokens: j.prompt}
-	req, err := newRequest(ctx, http.MethodPost, r.cfg.URL+path, bytes.NewReader(b), r.cfg.Header)
 	if err != nil {
 		rec.Err = err
 		return rec
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
 	resp, err := r.cfg.Client.Do(req)
 	if err != nil {
 		rec.Err = err

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -309,7 +310,8 @@ func TestDiscoverModelSilent(t *testing.T) {
 // TestDiscoverModelSaysWhat: nothing listening at the URL is no case for
 // --served-model-name (the advice was to give it, and the run then failed
 // every request the same way): it says to check the server and the port.
-// A 200 that is not a model list (a web page at the URL) is said so, apart
+// A 200 that is not a model list (a web page at the URL: quoted, as a
+// proxy's login page is by its text; an empty body) is said so, apart
 // from a list without a model.
 func TestDiscoverModelSaysWhat(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -319,11 +321,14 @@ func TestDiscoverModelSaysWhat(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
 	if _, err := DiscoverModel(context.Background(), http.DefaultClient, closed, nil, nil); err == nil ||
-		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port)") {
+		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port; a vLLM listens once its model is loaded: --ready-check-timeout 10m waits up to 10 minutes for it)") || !errors.Is(err, ErrNotReady) {
 		t.Errorf("closed port: %v; want connection refused and the advice", err)
 	}
 	for _, c := range []struct{ body, want string }{
-		{"<html>login</html>", "/v1/models: not a model list (invalid character '<' looking for beginning of value): is the URL an OpenAI-compatible server's base URL?"},
+		// (Go's server sniffs the page's Content-Type; bodyexcerpt quotes
+		// a page by its text.)
+		{"<html>login</html>", `/v1/models: not a model list but text/html: "login" (invalid character '<' looking for beginning of value): is the URL an OpenAI-compatible server's base URL?`},
+		{"", "/v1/models: 200 OK with an empty body, not a model list: is the URL"},
 		{`{"object":"list","data":[]}`, "/v1/models lists no model (give --served-model-name)"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, c.body) }))

@@ -14,7 +14,8 @@ import (
 // quotes it as a request's does (bodyexcerpt: the first line, at most 200
 // bytes, " ..." after a cut), with a credential the server echoes
 // redacted, before the advice: a 401 of vLLM's, a gateway's 403 that
-// echoes the key, llama.cpp's 503 while it loads its model, and a 404
+// echoes the key, llama.cpp's 503 while it loads its model (that the
+// server is not ready, not to give --served-model-name), and a 404
 // whose one line of 300 bytes is cut at 200.
 func TestDiscoverModelQuotesServer(t *testing.T) {
 	long := strings.Repeat("x", 300)
@@ -30,7 +31,7 @@ func TestDiscoverModelQuotesServer(t *testing.T) {
 		{"a gateway's 403 echoing the key", 403, "forbidden: key gw-5e1f07 is not allowed here\n", http.Header{"X-Api-Key": {"gw-5e1f07"}},
 			`/v1/models: 403 Forbidden: forbidden: key [redacted] is not allowed here (`},
 		{"llama.cpp loading", 503, `{"error":{"message":"Loading model","type":"unavailable_error","code":503}}`, nil,
-			`/v1/models: 503 Service Unavailable: {"error":{"message":"Loading model","type":"unavailable_error","code":503}} (give --served-model-name)`},
+			`/v1/models: 503 Service Unavailable: {"error":{"message":"Loading model","type":"unavailable_error","code":503}} (the server is not ready: llama.cpp's answers 503 while it loads the model`},
 		{"a long line", 404, long, nil,
 			"/v1/models: 404 Not Found: " + long[:200] + " ... (give --served-model-name)"},
 		{"the status alone", 500, "Internal Server Error", nil,

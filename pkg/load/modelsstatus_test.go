@@ -61,7 +61,7 @@ func TestMaxModelLenSaysWhy(t *testing.T) {
 		{"a server failing it", 500, `{"error":"boom"}`,
 			`500 Internal Server Error: {"error":"boom"}: the server's max_model_len is unknown`, true},
 		{"a 200 that is no model list", 200, `<html>ok</html>`,
-			`not a model list (invalid character '<' looking for beginning of value): the server's max_model_len is unknown`, true},
+			`not a model list but application/json (invalid character '<' looking for beginning of value): the server's max_model_len is unknown`, true},
 	} {
 		base := statusServer(t, tc.status, tc.body)
 		n, err := MaxModelLen(context.Background(), http.DefaultClient, base, "m", nil, nil)
