@@ -47,6 +47,7 @@ type LoadCmd struct {
 	Endpoint     string        `name:"endpoint" default:"completions" enum:"completions,chat" help:"completions (/v1/completions) or chat (/v1/chat/completions)."`
 	RampUp       time.Duration `name:"ramp-up" default:"0s" help:"Closed loop: spread the clients' first requests evenly over this time."`
 	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
+	ReadyCheck   time.Duration `name:"ready-check-timeout" default:"0s" help:"Wait up to this long, before the first point, for a server that is starting (nothing listening yet, as a vLLM loading its model; 502, 503 or 504, as llama.cpp's server loading it), checking every second with GET /v1/models and one request of one token (vllm bench serve's --ready-check-timeout-sec, in a duration such as 10m). 0: no wait; a server not ready is exit 1 saying so."`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
 	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and the open loop's arrivals."`
@@ -99,7 +100,7 @@ func (c *LoadCmd) Run(e *env) error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"duration", c.Duration}, {"ramp-up", c.RampUp}, {"timeout", c.Timeout}, {"slo-ttft", c.SLOTTFT}, {"slo-itl", c.SLOITL}} {
+	}{{"duration", c.Duration}, {"ramp-up", c.RampUp}, {"timeout", c.Timeout}, {"ready-check-timeout", c.ReadyCheck}, {"slo-ttft", c.SLOTTFT}, {"slo-itl", c.SLOITL}} {
 		if d.v > maxLoadDuration {
 			return invalidf("--%s %v: at most %v (a week; a load point runs for minutes)", d.flag, d.v, maxLoadDuration)
 		}
@@ -117,6 +118,8 @@ func (c *LoadCmd) Run(e *env) error {
 		return invalidf("--timeout %s: want a duration > 0 (one request's longest time; then it counts as an error)", c.Timeout)
 	case c.RampUp < 0:
 		return invalidf("--ramp-up %s: want a duration >= 0", c.RampUp)
+	case c.ReadyCheck < 0:
+		return invalidf("--ready-check-timeout %s: want a duration >= 0 (0: no wait)", c.ReadyCheck)
 	case c.SLOTTFT < 0:
 		return invalidf("--slo-ttft %s: want a duration >= 0 (0: not checked)", c.SLOTTFT)
 	case c.SLOITL < 0:
@@ -239,6 +242,11 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)
 		}
 		cfg.Trace = &src
+	}
+	// The server, once before the points (not once a point): ready, and
+	// the model it serves when none is given.
+	if cfg.Model, err = c.readyModel(e, cfg); err != nil {
+		return err
 	}
 	var fitLoads []float64
 	if c.Calibrate != "" {
@@ -435,12 +443,38 @@ func loadHeader(items []string, apiKey string, userinfo *url.Userinfo) (http.Hea
 	return h, from, nil
 }
 
+// readyModel waits up to --ready-check-timeout for the server of cfg to
+// be ready (load.WaitReady: on stderr when it starts waiting and when the
+// server is ready, unless --progress never) and returns the model field of
+// the requests: --served-model-name, or the first of GET /v1/models
+// (load.DiscoverModel, without a wait).
+func (c *LoadCmd) readyModel(e *env, cfg load.Config) (string, error) {
+	if c.ReadyCheck <= 0 {
+		if cfg.Model != "" {
+			return cfg.Model, nil
+		}
+		return load.DiscoverModel(e.ctx, load.NewClient(1), cfg.URL, cfg.Header, cfg.HeaderSources)
+	}
+	start, waited := time.Now(), false
+	model, err := load.WaitReady(e.ctx, cfg, c.ReadyCheck, func(why error) {
+		waited = true
+		if c.Progress != "never" {
+			fmt.Fprintf(e.stderr, "load: waiting up to %s (--ready-check-timeout) for the server to be ready: %v\n", c.ReadyCheck, why)
+		}
+	})
+	if err == nil && waited && c.Progress != "never" {
+		fmt.Fprintf(e.stderr, "load: the server is ready after %s\n", time.Since(start).Round(time.Second))
+	}
+	return model, err
+}
+
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
 // points at besides --prompt-tokens: given (checked against the server's
 // max_model_len; none when --prompt-tokens alone is given), or
 // load.KVPromptTokens's default (none when no length fits). The server
 // is asked for the model and its max_model_len; one it cannot say
-// (load.ErrMaxModelLenUnknown) is noted on stderr and left unchecked.
+// (load.ErrMaxModelLenUnknown: no model list, or one without the model)
+// or does not give is noted on stderr with the lengths left unchecked.
 func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error) {
 	client := load.NewClient(1) // as the run's: no redirect followed
 	model := cfg.Model
@@ -452,10 +486,14 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 		model = m
 	}
 	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model, cfg.Header, cfg.HeaderSources)
-	if errors.Is(err, load.ErrMaxModelLenUnknown) { // a server without /v1/models may still serve the run
-		fmt.Fprintf(e.stderr, "note: %v: --calibrate's prompt lengths are not checked against it\n", err)
-	} else if err != nil {
+	unknown := "" // why the max_model_len is unknown, said with what is done instead
+	switch {
+	case errors.Is(err, load.ErrMaxModelLenUnknown): // a server without /v1/models may still serve the run
+		unknown = err.Error()
+	case err != nil:
 		return nil, err
+	case maxLen == 0: // a list without max_model_len (llama.cpp's server's)
+		unknown = fmt.Sprintf("GET %s/v1/models gives no max_model_len for %q", cfg.URL, model)
 	}
 	if c.KVPrompts != "" { // given: these lengths only (none besides --prompt-tokens, if it alone)
 		for _, n := range given {
@@ -463,9 +501,15 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 				return nil, invalidf("--calibrate-prompt-tokens %d: %d + --max-tokens %d = %d tokens, above the server's max_model_len %d for %s; give shorter prompts", n, n, c.MaxTokens, n+c.MaxTokens, maxLen, model)
 			}
 		}
+		if unknown != "" && len(given) > 0 {
+			fmt.Fprintf(e.stderr, "note: %s: --calibrate-prompt-tokens is not checked against it (a length above it fails its points' requests)\n", unknown)
+		}
 		return given, nil
 	}
 	if n := load.KVPromptTokens(c.PromptTokens, c.MaxTokens, maxLen); n > 0 && n != c.PromptTokens {
+		if unknown != "" {
+			fmt.Fprintf(e.stderr, "note: %s: the second prompt length is the default 2 x --prompt-tokens + --max-tokens / 2 = %d, not checked against it (if it is above the server's, give --calibrate-prompt-tokens)\n", unknown, n)
+		}
 		return []int{n}, nil
 	}
 	return nil, nil

@@ -46,7 +46,7 @@ func modelsGateway(t *testing.T, f *fleet.Fleet, status int, passed *atomic.Int6
 // gives none", silently. A 429 every request would get too stops the run
 // before any load, with the rate-limit advice a request's 429 gets (exit
 // 1, no request sent); a 404 (a gateway without /v1/models) is a note
-// naming the status and that the prompt lengths are not checked, and the
+// naming the status and the second prompt length, not checked, and the
 // calibration runs: c=1 and c=2 at 64-token prompts and at the default
 // second length 2 x 64 + 8 / 2 = 132, unbounded.
 func TestLoadCalibrateModelsRefused(t *testing.T) {
@@ -72,7 +72,8 @@ func TestLoadCalibrateModelsRefused(t *testing.T) {
 	passed.Store(0)
 	base = modelsGateway(t, f, http.StatusNotFound, &passed)
 	code, out, errs = runLoad(t, args(base)...)
-	want = "note: load: GET " + base + `/v1/models: 404 Not Found: {"error":"Not Found"}: the server's max_model_len is unknown: --calibrate's prompt lengths are not checked against it` + "\n"
+	want = "note: load: GET " + base + `/v1/models: 404 Not Found: {"error":"Not Found"}: the server's max_model_len is unknown: ` +
+		"the second prompt length is the default 2 x --prompt-tokens + --max-tokens / 2 = 132, not checked against it (if it is above the server's, give --calibrate-prompt-tokens)\n"
 	// 2 points of 2 requests at 64-token prompts, then c=1 and c=2 again
 	// at 132: 8 requests at least (the prefill probes add more).
 	if code != 0 || !strings.Contains(errs, want) || !strings.Contains(out, "calibration written to") || passed.Load() < 8 {

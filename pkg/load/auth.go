@@ -130,4 +130,6 @@ var statusHints = map[int]string{
 	http.StatusNotFound: "check the URL's path, --endpoint and --served-model-name (GET /v1/models lists the names)",
 	http.StatusTooManyRequests: "the server or a gateway before it limits the request rate: what is measured is the limit, not the model; " +
 		"lift it for the test or load below it",
+	http.StatusServiceUnavailable: "the server or a gateway before it is unavailable: not ready yet (llama.cpp's server while it loads the model, " +
+		"a gateway without a ready server behind it: --ready-check-timeout 10m waits for it before the first point) or overloaded",
 }

@@ -289,6 +289,8 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 	if resp.StatusCode/100 != 2 {
 		hint := "give --served-model-name"
 		switch {
+		case resp.StatusCode == http.StatusBadRequest:
+			hint = "" // a GET without a body: the server's message says why (an HTTP request to an HTTPS port)
 		case refusesEveryRequest(resp.StatusCode):
 			hint = statusHint(resp.StatusCode, header, sources)
 		case unavailable(resp.StatusCode):
@@ -932,6 +934,17 @@ func statusError(resp *http.Response, hint string, header http.Header) error {
 	return err
 }
 
+// headBuffer keeps the first 4 KiB written to it (a body's start, as
+// statusError reads of one).
+type headBuffer []byte
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if n := 4<<10 - len(*h); n > 0 {
+		*h = append(*h, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
 // doneDrain bounds the read of a response's rest after data: [DONE].
 const doneDrain = time.Second
 
@@ -983,10 +996,20 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	if resp.StatusCode != http.StatusOK {
-		rec.Err = statusError(resp, statusHint(resp.StatusCode, r.cfg.Header, r.cfg.HeaderSources), r.cfg.Header)
+		hint := statusHint(resp.StatusCode, r.cfg.Header, r.cfg.HeaderSources)
+		if resp.StatusCode == http.StatusNotFound {
+			// Which endpoint: a server or gateway may serve one alone.
+			other, otherPath := "chat", "/v1/chat/completions"
+			if r.cfg.Chat {
+				other, otherPath = "completions", "/v1/completions"
+			}
+			hint += fmt.Sprintf(": this request went to %s; --endpoint %s sends %s, which a server may serve alone", path, other, otherPath)
+		}
+		rec.Err = statusError(resp, hint, r.cfg.Header)
 		return rec
 	}
-	sc := bufio.NewScanner(resp.Body)
+	var head headBuffer // the body's start, quoted when it is no stream
+	sc := bufio.NewScanner(io.TeeReader(resp.Body, &head))
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var last time.Time
 	chunks := 0
@@ -1111,7 +1134,14 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	}
 	if chunks == 0 {
 		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-			rec.Err = fmt.Errorf("no output: the answer is %q, not a stream (text/event-stream): load sends \"stream\": true and needs a server that streams (an OpenAI-compatible one)", ct)
+			// What came instead, quoted: a proxy's login page by its title.
+			what := fmt.Sprintf("the answer is %q", ct)
+			if len(bytes.TrimSpace(head)) == 0 {
+				what = fmt.Sprintf("the answer is %s with an empty body (Content-Type %q)", resp.Status, ct)
+			} else if ex := quote(resp.Status, ct, head, r.cfg.Header); ex != "" {
+				what += fmt.Sprintf(" (%q)", ex)
+			}
+			rec.Err = fmt.Errorf("no output: %s, not a stream (text/event-stream): load sends \"stream\": true and needs a server that streams (an OpenAI-compatible one)", what)
 		} else {
 			rec.Err = errors.New("no output: the stream ended without a chunk that carries text")
 		}

@@ -264,7 +264,7 @@ func TestNoOutputSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name, ctype, body, want string
 	}{
-		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json", not a stream (text/event-stream)`},
+		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json" ("{\"choices\":[{\"text\":\"hi\"}]}"), not a stream (text/event-stream)`},
 		{"empty stream", "text/event-stream", "data: [DONE]\n\n", "no output: the stream ended without a chunk that carries text"},
 		// An error event (vLLM streams one when a request fails after its
 		// headers went out) fails the request with the server's message;

@@ -10,8 +10,9 @@ import (
 // TestStatusSaysWhatToDo: a 401 (a vLLM started with --api-key), a 404 (a
 // wrong model name or path) and a 429 (a gateway's rate limit) failed
 // every request with the status and the server's text alone; each says
-// what to do, after the server's message. A 500 is the server's own
-// failure and has no hint.
+// what to do, after the server's message, as does a 503 (a server still
+// loading its model, or a gateway without one ready). A 500 is the
+// server's own failure and has no hint.
 func TestStatusSaysWhatToDo(t *testing.T) {
 	for _, tc := range []struct {
 		status int
@@ -21,6 +22,7 @@ func TestStatusSaysWhatToDo(t *testing.T) {
 		{404, `404 Not Found: {"error":"Unauthorized"} (check the URL's path, --endpoint and --served-model-name`},
 		{429, `429 Too Many Requests: {"error":"Unauthorized"} (the server or a gateway before it limits the request rate`},
 		{500, `500 Internal Server Error: {"error":"Unauthorized"}`},
+		{503, `503 Service Unavailable: {"error":"Unauthorized"} (the server or a gateway before it is unavailable: not ready yet (llama.cpp's server while it loads the model`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
