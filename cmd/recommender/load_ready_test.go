@@ -63,7 +63,7 @@ func TestLoadServerLoading(t *testing.T) {
 	code, out, errs := runLoad(t, base, "--concurrency", "1", "--requests", "2", "--max-tokens", "4", "--prompt-tokens", "8")
 	want := "load: GET " + base + "/v1/models: 503 Service Unavailable: " + llamaLoading +
 		" (the server is not ready: llama.cpp's answers 503 while it loads the model, a gateway 502, 503 or 504 without a ready server behind it; " +
-		"run load again once it is ready, or --ready-check-timeout 10m waits up to 10 minutes for it)"
+		"run load again once it is ready, or --ready-check-timeout 10m waits up to 10 minutes for a server that is starting)"
 	if code != 1 || out != "" || !strings.Contains(errs, want) || strings.Contains(errs, "--served-model-name") {
 		t.Errorf("no wait: exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errs, want)
 	}
@@ -71,7 +71,7 @@ func TestLoadServerLoading(t *testing.T) {
 	passed.Store(0)
 	base = loadingGateway(t, f, 1, &passed)
 	code, out, errs = runLoad(t, base, "--concurrency", "1", "--requests", "2", "--max-tokens", "4", "--prompt-tokens", "8", "--ready-check-timeout", "1m")
-	wait := "load: waiting up to 1m0s (--ready-check-timeout) for the server to be ready: load: GET " + base + "/v1/models: 503 Service Unavailable: " + llamaLoading
+	wait := "load: waiting up to 1m0s (--ready-check-timeout) for the server to be ready: GET " + base + "/v1/models: 503 Service Unavailable: " + llamaLoading
 	if code != 0 || !strings.Contains(errs, wait) || !strings.Contains(errs, "load: the server is ready after 1s\n") || passed.Load() != 4 {
 		t.Errorf("--ready-check-timeout 1m: exit %d, %d requests passed, stdout %q, stderr %q; want 0, 4 (GET, probe, 2 requests), %q and ready after 1s", code, passed.Load(), out, errs, wait)
 	}

@@ -321,7 +321,7 @@ func TestDiscoverModelSaysWhat(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
 	if _, err := DiscoverModel(context.Background(), http.DefaultClient, closed, nil, nil); err == nil ||
-		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port; a vLLM listens once its model is loaded: --ready-check-timeout 10m waits up to 10 minutes for it)") || !errors.Is(err, ErrNotReady) {
+		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port; a vLLM listens once its model is loaded: --ready-check-timeout 10m waits up to 10 minutes for a server that is starting)") || !errors.Is(err, ErrNotReady) {
 		t.Errorf("closed port: %v; want connection refused and the advice", err)
 	}
 	for _, c := range []struct{ body, want string }{

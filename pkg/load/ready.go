@@ -27,7 +27,7 @@ func (e notReady) Is(target error) bool { return target == ErrNotReady }
 func (e notReady) Unwrap() error        { return e.error }
 
 // waitHint says how to wait for a server that is starting.
-const waitHint = "--ready-check-timeout 10m waits up to 10 minutes for it"
+const waitHint = "--ready-check-timeout 10m waits up to 10 minutes for a server that is starting"
 
 // notReadyHint is the advice after a 502, 503 or 504 of GET /v1/models.
 const notReadyHint = "the server is not ready: llama.cpp's answers 503 while it loads the model, a gateway 502, 503 or 504 " +
