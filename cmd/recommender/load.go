@@ -459,7 +459,7 @@ func (c *LoadCmd) readyModel(e *env, cfg load.Config) (string, error) {
 	model, err := load.WaitReady(e.ctx, cfg, c.ReadyCheck, func(why error) {
 		waited = true
 		if c.Progress != "never" {
-			fmt.Fprintf(e.stderr, "load: waiting up to %s (--ready-check-timeout) for the server to be ready: %s\n", c.ReadyCheck, strings.TrimPrefix(why.Error(), "load: "))
+			fmt.Fprintf(e.stderr, "load: waiting up to %s (--ready-check-timeout) for the server to be ready: %v\n", c.ReadyCheck, why)
 		}
 	})
 	if err == nil && waited && c.Progress != "never" {

@@ -271,14 +271,14 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 	if err != nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil:
-			return "", notReady{fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's; %s)", base, modelsTimeout, waitHint)}
+			return "", notReady{fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s", base, modelsTimeout), "give --served-model-name, or check that the URL is the server's; " + waitHint}
 		case parent.Err() != nil:
 			return "", err
 		case refused(err):
 			// Nothing listens there: --served-model-name would not help.
-			return "", notReady{fmt.Errorf("load: finding the model: %w (is the server up? check the URL's host and port; a vLLM listens once its model is loaded: %s)", err, waitHint)}
+			return "", notReady{fmt.Errorf("load: finding the model: %w", err), "is the server up? check the URL's host and port; a vLLM listens once its model is loaded: " + waitHint}
 		case closedEarly(err):
-			return "", notReady{fmt.Errorf("load: finding the model: %w (the connection closed before an answer: a server starting, or a port-forward whose pod is not ready? %s)", err, waitHint)}
+			return "", notReady{fmt.Errorf("load: finding the model: %w", err), "the connection closed before an answer: a server starting, or a port-forward whose pod is not ready? " + waitHint}
 		}
 		return "", fmt.Errorf("load: finding the model: %w (check the URL's scheme, host and port)", err)
 	}
@@ -294,13 +294,9 @@ func DiscoverModel(parent context.Context, client *http.Client, base string, hea
 		case refusesEveryRequest(resp.StatusCode):
 			hint = statusHint(resp.StatusCode, header, sources)
 		case unavailable(resp.StatusCode):
-			hint = notReadyHint
+			return "", notReady{redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, "", header)), header), notReadyHint}
 		}
-		err := redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint, header)), header)
-		if unavailable(resp.StatusCode) {
-			err = notReady{err}
-		}
-		return "", err
+		return "", redact(fmt.Errorf("load: GET %s/v1/models: %w", base, statusError(resp, hint, header)), header)
 	}
 	list, err := readModels(resp, header)
 	if err != nil {

@@ -20,11 +20,31 @@ import (
 // behind it). WaitReady asks again after one.
 var ErrNotReady = errors.New("the server is not ready")
 
-// notReady is an error of ErrNotReady's, its text the error's own.
-type notReady struct{ error }
+// notReady is an error of ErrNotReady's: err, then advice ("": none) in
+// parentheses. WaitReady says err alone while it waits.
+type notReady struct {
+	err    error
+	advice string
+}
 
+func (e notReady) Error() string {
+	if e.advice == "" {
+		return e.err.Error()
+	}
+	return e.err.Error() + " (" + e.advice + ")"
+}
 func (e notReady) Is(target error) bool { return target == ErrNotReady }
-func (e notReady) Unwrap() error        { return e.error }
+func (e notReady) Unwrap() error        { return e.err }
+
+// withoutAdvice is err's text without a notReady's advice (the answer
+// alone) and without the "load: " before it.
+func withoutAdvice(err error) string {
+	var nr notReady
+	if errors.As(err, &nr) {
+		err = nr.err
+	}
+	return strings.TrimPrefix(err.Error(), "load: ")
+}
 
 // waitHint says how to wait for a server that is starting.
 const waitHint = "--ready-check-timeout 10m waits up to 10 minutes for a server that is starting"
@@ -69,8 +89,8 @@ var readyInterval = time.Second
 // once a check's request gets any other answer (a 404 or 400 is the run's
 // to report, on every request), DiscoverModel's other errors at once, and
 // after timeout an error wrapping ErrNotReady that quotes the last
-// answer. waiting, if set, is called once, with that answer, when the
-// first check finds the server not ready.
+// answer. waiting, if set, is called once, with that answer (without
+// load's advice), when the first check finds the server not ready.
 func WaitReady(ctx context.Context, cfg Config, timeout time.Duration, waiting func(error)) (string, error) {
 	if cfg.Client == nil {
 		cfg.Client = NewClient(1)
@@ -89,10 +109,11 @@ func WaitReady(ctx context.Context, cfg Config, timeout time.Duration, waiting f
 		case !errors.Is(err, ErrNotReady):
 			return "", err
 		case !time.Now().Before(deadline):
-			return "", notReady{fmt.Errorf("load: the server was not ready within --ready-check-timeout %s: %s", timeout, strings.TrimPrefix(err.Error(), "load: "))}
+			return "", notReady{fmt.Errorf("load: the server was not ready within --ready-check-timeout %s; the last check: %s", timeout, withoutAdvice(err)),
+				"check the server's log and the URL's host and port, or give a longer --ready-check-timeout"}
 		}
 		if first && waiting != nil {
-			waiting(err)
+			waiting(errors.New(withoutAdvice(err)))
 		}
 		t := time.NewTimer(min(readyInterval, time.Until(deadline)))
 		select {
@@ -128,15 +149,15 @@ func (c Config) check(ctx context.Context) (string, error) {
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return "", notReady{fmt.Errorf("load: POST %s%s: no answer within --timeout %s", c.URL, path, c.Timeout)}
+			return "", notReady{fmt.Errorf("load: POST %s%s: no answer within --timeout %s", c.URL, path, c.Timeout), ""}
 		case refused(err) || closedEarly(err):
-			return "", notReady{redact(fmt.Errorf("load: POST %s%s: %w", c.URL, path, err), c.Header)}
+			return "", notReady{redact(fmt.Errorf("load: %w", err), c.Header), ""}
 		}
 		return c.Model, nil // not a server starting: the run's requests say what it is
 	}
 	defer resp.Body.Close()
 	if unavailable(resp.StatusCode) {
-		return "", notReady{redact(fmt.Errorf("load: POST %s%s: %w", c.URL, path, statusError(resp, "", c.Header)), c.Header)}
+		return "", notReady{redact(fmt.Errorf("load: POST %s%s: %w", c.URL, path, statusError(resp, "", c.Header)), c.Header), ""}
 	}
 	// Read to the end (one token's stream), bounded: the connection is
 	// reused, and a stream that does not end is the run's to time out.
