@@ -255,6 +255,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		err = goodputArgHint(err, args)
+		err = readyFlagHint(err)
 		err = listArgHint(err)
 		err = replicaFlagHint(err)
 	}

@@ -705,6 +705,16 @@ func parseGoodput(s string) (*load.Goodput, error) {
 	return &g, nil
 }
 
+// readyFlagHint adds to kong's "unknown flag --ready-check-timeout-sec"
+// (vllm bench serve's, in seconds) load's flag and its unit; other errors
+// are returned as they are.
+func readyFlagHint(err error) error {
+	if !strings.HasPrefix(err.Error(), "unknown flag --ready-check-timeout-sec") {
+		return err
+	}
+	return fmt.Errorf("%w: load's is --ready-check-timeout, a duration (vllm bench serve's --ready-check-timeout-sec 600 is --ready-check-timeout 600s or 10m)", err)
+}
+
 // goodputArgHint adds to kong's "unexpected argument tpot:50" how to give
 // the SLOs when args hold --goodput (load's): vllm bench serve's --goodput
 // takes them as separate arguments (--goodput ttft:100 tpot:50), load's as

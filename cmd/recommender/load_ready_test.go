@@ -81,8 +81,13 @@ func TestLoadServerLoading(t *testing.T) {
 }
 
 // TestLoadReadyCheckTimeoutFlag: the flag is a duration >= 0 and at most
-// a week, as load's other durations.
+// a week, as load's other durations; vllm bench serve's name for it, in
+// seconds, is told load's name and unit.
 func TestLoadReadyCheckTimeoutFlag(t *testing.T) {
+	code, _, errs := runLoad(t, "http://127.0.0.1:1", "--concurrency", "1", "--ready-check-timeout-sec", "600")
+	if want := "unknown flag --ready-check-timeout-sec: load's is --ready-check-timeout, a duration (vllm bench serve's --ready-check-timeout-sec 600 is --ready-check-timeout 600s or 10m)"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("--ready-check-timeout-sec 600: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	}
 	for _, tc := range []struct{ v, want string }{
 		{"-1s", "--ready-check-timeout -1s: want a duration >= 0 (0: no wait)"},
 		{"200h", "--ready-check-timeout 200h0m0s: at most 168h0m0s"},
