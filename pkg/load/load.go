@@ -1165,7 +1165,9 @@ func (r *runner) request(ctx context.Context, j job) Record {
 // follow redirects: a 301, 302 or 303 turns the POST into a GET (which a
 // server answers 405, hiding the redirect), and one to another host would
 // leave the loopback check behind (CheckLoopback). The error names where
-// the server redirects and the base URL to give instead.
+// the server redirects and the base URL to give instead; a redirect to
+// another path, or with a query (a proxy's login page), that it is no API
+// moved and to give the API's own URL or the proxy's key.
 func redirected(resp *http.Response, path string) error {
 	if resp.StatusCode < 300 || resp.StatusCode > 399 {
 		return nil
@@ -1174,13 +1176,15 @@ func redirected(resp *http.Response, path string) error {
 	if err != nil {
 		return nil // no Location: not a redirect to follow, a status like any other
 	}
-	base := loc.String()
-	if strings.HasSuffix(loc.Path, path) && loc.RawQuery == "" && loc.Fragment == "" {
-		u := *loc
-		u.Path, u.RawPath = strings.TrimSuffix(loc.Path, path), ""
-		base = u.String()
+	if !strings.HasSuffix(loc.Path, path) || loc.RawQuery != "" || loc.Fragment != "" {
+		// Not the API moved: a proxy's login page (its query the page to
+		// return to), whose URL is no base URL to give.
+		return fmt.Errorf("%s: the server redirects to %s, not to %s under another base URL: a proxy's login page? load follows no redirect: "+
+			"give the URL of the server's API itself, or what the proxy takes (its key with --header 'NAME: VALUE')", resp.Status, loc, path)
 	}
-	return fmt.Errorf("%s: the server redirects to %s, which load does not follow (a 301, 302 or 303 turns the POST into a GET, and a redirect may leave loopback): give %s as the URL", resp.Status, loc, base)
+	u := *loc
+	u.Path, u.RawPath = strings.TrimSuffix(loc.Path, path), ""
+	return fmt.Errorf("%s: the server redirects to %s, which load does not follow (a 301, 302 or 303 turns the POST into a GET, and a redirect may leave loopback): give %s as the URL", resp.Status, loc, u.String())
 }
 
 // CheckLoopback refuses a URL whose host is not a loopback address (or a

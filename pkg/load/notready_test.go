@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,5 +94,23 @@ func TestDiscoverModelWrongScheme(t *testing.T) {
 		"(a 301, 302 or 303 turns the POST into a GET, and a redirect may leave loopback): give https://127.0.0.1:8443 as the URL"
 	if err == nil || err.Error() != want {
 		t.Errorf("a redirect to https: %v\nwant %s", err, want)
+	}
+}
+
+// TestRedirectToLoginPage: a proxy that sends its unauthenticated clients
+// to a login page (302 to /oauth2/start?rd=/v1/completions, as
+// oauth2-proxy does) was told "give http://HOST/oauth2/start?rd=... as
+// the URL", a page no API lives under. A redirect that is not the API's
+// path under another base says it may be a login page and what to give.
+func TestRedirectToLoginPage(t *testing.T) {
+	login := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/oauth2/start?rd="+r.URL.Path, http.StatusFound)
+	}
+	err := runOne(t, Config{Model: "m"}, login)
+	want := "302 Found: the server redirects to http://127.0.0.1:"
+	tail := "/oauth2/start?rd=/v1/completions, not to /v1/completions under another base URL: a proxy's login page? load follows no redirect: " +
+		"give the URL of the server's API itself, or what the proxy takes (its key with --header 'NAME: VALUE')"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), tail) {
+		t.Errorf("%v\nwant %s...%s", err, want, tail)
 	}
 }
