@@ -98,8 +98,8 @@ func TestDiscoverModelWrongScheme(t *testing.T) {
 }
 
 // TestRedirectToLoginPage: a proxy that sends its unauthenticated clients
-// to a login page (302 to /oauth2/start?rd=/v1/completions, as
-// oauth2-proxy does) was told "give http://HOST/oauth2/start?rd=... as
+// to a login page (302 to /oauth2/start?rd=/v1/completions, the page
+// to return to in its query) was told "give http://HOST/oauth2/start?rd=... as
 // the URL", a page no API lives under. A redirect that is not the API's
 // path under another base says it may be a login page and what to give.
 func TestRedirectToLoginPage(t *testing.T) {
