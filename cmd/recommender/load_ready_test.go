@@ -125,7 +125,7 @@ func TestLoadCalibrateModelNotListed(t *testing.T) {
 	defer srv.Close()
 	code, out, errs := runLoad(t, srv.URL, "--served-model-name", "m", "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8", "--prompt-tokens", "64",
 		"--calibrate", filepath.Join(t.TempDir(), "cal.json"), "--progress", "never")
-	want := "note: load: GET " + srv.URL + `/v1/models lists only "llama-3.1-8b", not "m" (a vLLM answers 404 to a model it does not serve; llama.cpp's server takes any name): ` +
+	want := "note: load: GET " + srv.URL + `/v1/models lists only "llama-3.1-8b", not "m" (a vLLM answers 404 to a model it does not serve; a llama.cpp server of one model takes any name): ` +
 		"the server's max_model_len is unknown: the second prompt length is the default 2 x --prompt-tokens + --max-tokens / 2 = 132, not checked against it (if it is above the server's, give --calibrate-prompt-tokens)\n"
 	if code != 0 || !strings.Contains(errs, want) || !strings.Contains(out, "calibration written to") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, a calibration and the note %q", code, out, errs, want)

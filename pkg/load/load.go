@@ -399,7 +399,7 @@ func MaxModelLen(ctx context.Context, client *http.Client, base, model string, h
 			listed += fmt.Sprintf(" and %d more", len(ids)-5)
 		}
 	}
-	return 0, redact(fmt.Errorf("load: GET %s/v1/models lists %s, not %q (a vLLM answers 404 to a model it does not serve; llama.cpp's server takes any name): %w", base, listed, model, ErrMaxModelLenUnknown), header)
+	return 0, redact(fmt.Errorf("load: GET %s/v1/models lists %s, not %q (a vLLM answers 404 to a model it does not serve; a llama.cpp server of one model takes any name): %w", base, listed, model, ErrMaxModelLenUnknown), header)
 }
 
 type runner struct {

@@ -192,7 +192,7 @@ func TestWaitReadyInterrupted(t *testing.T) {
 func TestMaxModelLenModelNotListed(t *testing.T) {
 	base := statusServer(t, 200, `{"object":"list","data":[{"id":"llama-8b","max_model_len":8192}]}`)
 	n, err := MaxModelLen(t.Context(), http.DefaultClient, base, "llama", nil, nil)
-	want := "load: GET " + base + `/v1/models lists only "llama-8b", not "llama" (a vLLM answers 404 to a model it does not serve; llama.cpp's server takes any name): the server's max_model_len is unknown`
+	want := "load: GET " + base + `/v1/models lists only "llama-8b", not "llama" (a vLLM answers 404 to a model it does not serve; a llama.cpp server of one model takes any name): the server's max_model_len is unknown`
 	if n != 0 || err == nil || err.Error() != want || !errors.Is(err, ErrMaxModelLenUnknown) {
 		t.Errorf("%d, %v\nwant 0, %s", n, err, want)
 	}
