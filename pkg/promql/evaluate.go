@@ -481,6 +481,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			onePoolSeries(tg, p.signals[i], &values[i], results[i].Errors, d)
 		}
 		flowHeldHint(tg, results[i].Errors)
+		replicasHint(tg, &values[i], results[i].Errors)
 		rateHints(tg, p.opts, &values[i], results[i].Errors)
 		if seriesExist && liveHints(tg, p.signals[i], p.opts, results[i].Errors) {
 			// None of the series is a live pod's: what the count folded
@@ -839,6 +840,29 @@ func onePool(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) b
 		n, poolLabel, modelserver.EPPFamilies().ReadyEndpoints.Current, modelserver.EPPFamilies().ReadyEndpoints.Deprecated)}
 	unknownBut(tg, has, vals, errs, err, Pools, PoolSeries)
 	return true
+}
+
+// replicasHint says why tg's replicas query found no series. Its current
+// replicas are then unknown, so a target never read is never decided (no
+// infscale_desired_replicas series), and "no series" alone named a query,
+// not what to do: the usual cause is a Prometheus without
+// kube-state-metrics, or with it under other labels than the query's.
+// The signal stays unknown; its error says what to check or change.
+func replicasHint(tg Target, vals *sigValues, errs map[Signal]error) {
+	qe, ok := errs[Current].(*QueryError)
+	if tg.Replicas == "" || !ok || qe.Reason != ReasonEmpty {
+		return
+	}
+	pods := ""
+	if v, ok := vals.get(Reporting); ok && v > 0 {
+		pods = fmt.Sprintf(", while %.0f pod(s) report", v)
+	}
+	errs[Current] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+		"%w%s: the target's replicas: query matches nothing, so its current replicas are unknown and it is not decided: "+
+			"does this Prometheus hold the series it reads (kube_deployment_spec_replicas and the other kube_* gauges come from kube-state-metrics), "+
+			"under the query's labels? Without kube-state-metrics, leave replicas: out (the pods reporting are the current replicas) "+
+			"or name the workload with scaleTargetRef (read from the Kubernetes API)",
+		qe.Err, pods)}
 }
 
 // rateHints says why a rate signal of tg (a rate() or a histogram
