@@ -521,9 +521,9 @@ func (r PDReport) WriteText(w io.Writer, traceName string) error {
 	}
 	fmt.Fprintln(tw, head+"\t")
 	for _, f := range r.Finalists {
-		line := fmt.Sprintf("%s\t%s\t%.1f\t%s\t%.1f", f.Policy, pct(f.InSample.MissPct), f.InSample.ReplicaMinutes, pct(f.OutOfSample.MissPct), f.OutOfSample.ReplicaMinutes)
+		line := fmt.Sprintf("%s\t%s\t%.1f\t%s\t%.1f", f.Policy, pctAgainst(f.InSample.MissPct, r.MaxMissPct), f.InSample.ReplicaMinutes, pctAgainst(f.OutOfSample.MissPct, r.MaxMissPct), f.OutOfSample.ReplicaMinutes)
 		for _, s := range f.Stress {
-			line += "\t" + pct(s.MissPct)
+			line += "\t" + pctAgainst(s.MissPct, r.MaxMissPct)
 		}
 		fmt.Fprintln(tw, line+"\t")
 	}

@@ -19,6 +19,24 @@ func (r Report) WriteJSON(w io.Writer) error {
 
 func pct(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }
 
+// pctAgainst is pct of a finalist's miss % f beside the budget, with as
+// many more decimals (up to 6) as it takes to show f on its side of the
+// budget: at two decimals 0.1038% and 0.0989% both read 0.10% beside a
+// 0.10% budget, one over it (holds false) and one within (holds true).
+func pctAgainst(f, budget float64) string {
+	s := pct(f)
+	if f == budget || s != pct(budget) {
+		return s
+	}
+	for d := 3; d <= 6; d++ {
+		s = strconv.FormatFloat(f, 'f', d, 64) + "%"
+		if s != strconv.FormatFloat(budget, 'f', d, 64)+"%" {
+			break
+		}
+	}
+	return s
+}
+
 // WriteText writes the winner, the finalists with their in-sample and
 // out-of-sample figures side by side, the frontier and the serve block.
 func (r Report) WriteText(w io.Writer, traceName string) error {
@@ -43,10 +61,10 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 	}
 	b.WriteString("  holds\n")
 	for _, f := range r.Finalists {
-		fmt.Fprintf(b, "%-*s  %12s %12.1f  %12s %12.1f", width, f.Policy, pct(f.InSample.MissPct), f.InSample.ReplicaMinutes,
-			pct(f.OutOfSample.MissPct), f.OutOfSample.ReplicaMinutes)
+		fmt.Fprintf(b, "%-*s  %12s %12.1f  %12s %12.1f", width, f.Policy, pctAgainst(f.InSample.MissPct, r.MaxMissPct), f.InSample.ReplicaMinutes,
+			pctAgainst(f.OutOfSample.MissPct, r.MaxMissPct), f.OutOfSample.ReplicaMinutes)
 		for _, s := range f.Stress {
-			fmt.Fprintf(b, "  %12s", pct(s.MissPct))
+			fmt.Fprintf(b, "  %12s", pctAgainst(s.MissPct, r.MaxMissPct))
 		}
 		fmt.Fprintf(b, "  %v\n", f.Holds)
 	}
