@@ -219,7 +219,7 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(- = absent or unknown, not 0: no finite sample on the page, or a NaN beside finite ones: see its note)")
+	fmt.Fprintln(w, "(- = absent or unknown, not 0: no finite sample on the page (a family the server does not export, such as llama.cpp's KV usage), or a NaN beside finite ones (a note: line below names it))")
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}

@@ -392,3 +392,18 @@ func TestParseAllNaN(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s\nwant %q", code, out, errs, want)
 	}
 }
+
+// TestParseFootnote: the footnote under the table said "see its note"
+// for every "-", also under llama.cpp's page, whose KV is "-" for want of
+// a KV gauge and which prints no note line: a pointer to nothing. It now
+// names that case, and points to a note line only for a NaN, which has one.
+func TestParseFootnote(t *testing.T) {
+	code, out, errs := runParseCLI(t, nil, "../../examples/pages/llamacpp.prom")
+	if code != 0 || !strings.Contains(out, "such as llama.cpp's KV usage") || strings.Contains(out, "\nnote:") || strings.Contains(out, "see its note") {
+		t.Errorf("llama.cpp page: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runParseCLI(t, nil, "testdata/vllm-engine-nan.prom")
+	if code != 0 || !strings.Contains(out, "a NaN beside finite ones (a note: line below names it))\nnote: ") {
+		t.Errorf("NaN page: exit %d\n%s\n%s", code, out, errs)
+	}
+}
