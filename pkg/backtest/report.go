@@ -204,8 +204,12 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	if f := rep.Fidelity; f != nil {
 		grade, advice := f.Verdict(rep.SLOTTFT)
-		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %d hours: mean |error| %.2fs, median relative error %s: %s (%s)\n",
-			f.Hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"), grade, advice)
+		hours := fmt.Sprintf("%d hours", f.Hours)
+		if f.Hours == 1 {
+			hours = "1 hour"
+		}
+		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %s: mean |error| %.2fs, median relative error %s: %s (%s)\n",
+			hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"), grade, advice)
 	} else {
 		fmt.Fprintln(w, "fidelity  not available (needs the replicas timeline and the TTFT histogram)")
 	}

@@ -28,8 +28,11 @@ const (
 // whose replays averaged perReplica requests per replica-second: the total
 // variation of the hourly mean arrival rate (rate: requests/s per step of
 // step seconds, entry 0 ignored, as Report.ArrivalRate) in replicas, plus
-// NoisePairsPerHour up-and-down pairs per hour of the span. NaN when
-// perReplica is not > 0 or there is no full step.
+// NoisePairsPerHour up-and-down pairs per hour of the span, counting a
+// span under an hour as one: a policy's first step away from the replicas
+// that ran, on 7.5 minutes of history, was "more than 2x" an allowance of
+// 0.25 events and read as scaling on noise. NaN when perReplica is not > 0
+// or there is no full step.
 func ExplainedEvents(rate []float64, step, perReplica float64) float64 {
 	if !(perReplica > 0) || !(step > 0) || len(rate) < 2 {
 		return math.NaN()
@@ -53,7 +56,7 @@ func ExplainedEvents(rate []float64, step, perReplica float64) float64 {
 		tv += math.Abs(hourly[h] - hourly[h-1])
 	}
 	hours := float64(len(rate)-1) * step / 3600
-	return tv/perReplica + 2*NoisePairsPerHour*hours
+	return tv/perReplica + 2*NoisePairsPerHour*max(hours, 1)
 }
 
 // Runaway lists, per policy row, why it looks like a runaway: its peak

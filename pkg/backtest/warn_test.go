@@ -138,3 +138,29 @@ func TestZeroActualWarns(t *testing.T) {
 		t.Errorf("no request: warned anyway (%v):\n%s", err, text.String())
 	}
 }
+
+// TestRunawayShortHistory: 7.5 minutes of history (15 steps of 30 s) at a
+// flat 10 req/s, as a Prometheus scraping a fleet for a few minutes holds.
+// The traffic's swings explain no event and the noise allowance was one
+// pair an hour, 2 x 0.125 = 0.25 events: a policy's one step from the 2
+// replicas that ran down to the 1 it needs was "more than 2x" and warned
+// as scaling on noise (recommended, oracle and optimal alike). A span
+// under an hour now counts as one: 2 events explained, 4 allowed; 5 (a
+// lookahead policy climbing to 6 replicas and back) still warns.
+func TestRunawayShortHistory(t *testing.T) {
+	rate := make([]float64, 16)
+	for j := range rate {
+		rate[j] = 10
+	}
+	if got := ExplainedEvents(rate, 30, 5); math.Abs(got-2) > 1e-9 {
+		t.Errorf("explained events %g, want 2", got)
+	}
+	row := func(policy string, events int) Row {
+		return Row{Result: replay.Result{Policy: policy, Requests: 4500, ReplicaSeconds: 900, Peak: 2, ScaleEvents: events}, Max: 100}
+	}
+	rep := Report{Step: 30 * time.Second, ArrivalRate: rate, Policies: []Row{row("recommended", 1), row("optimal", 4), row("queue:24,lookahead=90", 5)}}
+	w := rep.Runaway()
+	if len(w) != 1 || !strings.HasPrefix(w[0], "queue:24,lookahead=90: 5 scale events (40.0 an hour, 0 reversals) where the traffic explains about 2 ") {
+		t.Errorf("warnings %q, want one, for queue:24,lookahead=90", w)
+	}
+}
