@@ -13,7 +13,11 @@ import (
 // side of its `>`, with the panel's target filter. Before, the panel left
 // out the rule's `or ... + 120` for a serve without
 // infscale_decision_interval_seconds, so such a target had no line while
-// its alert fired above 120 s.
+// its alert fired above 120 s. The panel's age line is the rule's
+// left-hand side, the age at infscale's last scrape: it drew time() minus
+// the decision, which runs up to a scrape interval ahead (130 s against the
+// rule's 120 s at 2m10s of a decision made at 0 and scraped every 15 s), so
+// the line crossed the dashed threshold while the alert did not fire.
 func TestStalePanelThresholdIsTheRules(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
 	var rule string
@@ -32,7 +36,7 @@ func TestStalePanelThresholdIsTheRules(t *testing.T) {
 	if !ok || be.Op != parser.GTR {
 		t.Fatalf("InfscaleDecisionsStale: %q is not AGE > THRESHOLD", rule)
 	}
-	var got []string
+	var got, ages []string
 	var walk func(ps []panel)
 	walk = func(ps []panel) {
 		for _, pn := range ps {
@@ -43,6 +47,8 @@ func TestStalePanelThresholdIsTheRules(t *testing.T) {
 			for _, q := range pn.Targets {
 				if strings.Contains(q.Expr, "infscale_decision_interval_seconds") {
 					got = append(got, q.Expr)
+				} else {
+					ages = append(ages, q.Expr)
 				}
 			}
 		}
@@ -67,5 +73,15 @@ func TestStalePanelThresholdIsTheRules(t *testing.T) {
 	}
 	if g, w := panelExpr.String(), rhs.String(); g != w {
 		t.Errorf("panel threshold (its target filter left out)\n  %s\nwant the rule's\n  %s", g, w)
+	}
+	if len(ages) != 1 {
+		t.Fatalf("panel Time since last decision: %d age queries %q, want 1", len(ages), ages)
+	}
+	ageExpr, err := p.ParseExpr(strings.ReplaceAll(ages[0], `{target=~"$target"}`, ""))
+	if err != nil {
+		t.Fatalf("%q: %v", ages[0], err)
+	}
+	if g, w := ageExpr.String(), be.LHS.String(); g != w {
+		t.Errorf("panel age (its target filter left out)\n  %s\nwant the rule's\n  %s", g, w)
 	}
 }
