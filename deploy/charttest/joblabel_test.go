@@ -10,8 +10,8 @@ import (
 // TestScrapeJobIsInfscale: whatever the release is named, the job label
 // prometheus-operator gives infscale's series (the value of the Service
 // label the ServiceMonitor's jobLabel names, else the Service's name) is
-// "infscale", which rules/ alert on (InfscaleDown: absent(up{job="infscale"}
-// == 1)) and the dashboard's "up" reads. Under a release "prod" it was
+// "infscale", which rules/ alert on (InfscaleDown: up{job="infscale"} by
+// namespace and Service, or none at all) and the dashboard's "up" reads. Under a release "prod" it was
 // "prod-infscale": InfscaleDown paged for as long as the release ran.
 // nameOverride and fullnameOverride rename the objects, not the job: with
 // nameOverride "llmscale" the job was "llmscale" (jobLabel read the

@@ -155,9 +155,10 @@ func TestPrometheusRuleJob(t *testing.T) {
 				}
 			}
 		}
-		// rules/infscale.alerts.yml has one: InfscaleDown's absent(up{job="infscale"} == 1).
-		if n != 1 {
-			t.Errorf("release %s: %d job selectors in the rules' expressions, want 1", release, n)
+		// rules/infscale.alerts.yml has two, both InfscaleDown's:
+		// max by (namespace, service) (up{job="infscale"}) == 0 or absent(max(up{job="infscale"})).
+		if n != 2 {
+			t.Errorf("release %s: %d job selectors in the rules' expressions, want 2", release, n)
 		}
 	}
 }
