@@ -24,7 +24,7 @@ var unguarded = map[string]string{
 	"internal/crashlog/monitor.go StartMonitor":     "only reaps the crash monitor (cmd.Wait)",
 	"internal/crashlog/supervise_unix.go supervise": "only forwards signals to the monitored child (Process.Signal) and reaps (wait4)",
 	"cmd/recommender/simulate.go":                   "infscale simulate, a one-shot command: Go's own trace",
-	"pkg/load/load.go":                              "infscale load, a one-shot command: Go's own trace",
+	"pkg/load":                                      "infscale load, a one-shot command: Go's own trace",
 	"pkg/fleet":                                     "infscale fleet, a loopback test harness: Go's own trace",
 	"cmd/recommender/fleet.go":                      "infscale fleet, a loopback test harness: Go's own trace",
 	"cmd/recommender/internal/demo":                 "serve --demo's loopback fleet, load and serve: Go's own trace",
