@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/infscale/infscale/internal/crashlog"
@@ -145,6 +148,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	defer crashlog.Handle(log) // a panic ends the activator as before, its trace one record (docs/serve.md)
 	crashlog.SetLogger(log)
 	c.LogFlags.monitorCrashes(e.ctx, e.stderr, log) // Go's fatal errors as one record too
+	defer ignoreHangup(log)()
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
 		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: log})
 	if err != nil {
@@ -334,4 +338,33 @@ func bytesIn(v float64) (int64, error) {
 		return 0, fmt.Errorf("%.0f bytes: want 1MiB to 1TiB", v)
 	}
 	return int64(v), nil
+}
+
+// hangupIgnored is the line the activator logs for each SIGHUP it
+// receives: it takes flags and has no configuration file to reload.
+const hangupIgnored = "SIGHUP ignored: the activator has no configuration to reload (it takes flags); restart it to change them"
+
+// ignoreHangup keeps a SIGHUP from ending the activator until the returned
+// stop is called, logging hangupIgnored at INFO for each one. Go's default
+// ends a process on SIGHUP (exit 129), and one reaches the activator
+// from its crash monitor (which passes on the signals it gets) and from a
+// `killall -HUP infscale` meant for serve's reload on the same host.
+func ignoreHangup(log *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		defer crashlog.Handle(log)
+		for {
+			select {
+			case <-hup:
+				log.Info(hangupIgnored)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done); <-ended }
 }
