@@ -31,3 +31,42 @@ func TestUnknownKeySuggests(t *testing.T) {
 		t.Errorf("frobnicate: %v, want no suggestion", err)
 	}
 }
+
+// TestMisspelledRequiredKeyOneError: a required key misspelled is one
+// problem, the unknown key with the key it meant; the checks of the key
+// meant, never given, add nothing ("target: 0 must be a finite number >
+// 0" beside "taget: unknown key; did you mean target?" named a value the
+// file does not hold). Given as well, the key meant is still checked.
+func TestMisspelledRequiredKeyOneError(t *testing.T) {
+	const head = "targets:\n- name: a\n  scrape: ['http://h:1/m']\n"
+	for name, c := range map[string]struct {
+		yaml string
+		want []string // each problem's line, the start of it
+	}{
+		"metric target": {head + "  metrics: [{type: queue, taget: 24}]\n  maxReplicaCount: 4\n",
+			[]string{"b.yaml:4:27: targets[0].metrics[0].taget: unknown key; allowed here: quantile, query, target, type, window; did you mean target? (target \"a\")"}},
+		"maxReplicas": {head + "  metrics: [{type: queue, target: 24}]\n  maxReplicas: 4\n",
+			[]string{"b.yaml:5:3: targets[0].maxReplicas: unknown key; allowed here: "}},
+		"metrics": {head + "  metrcs: [{type: queue, target: 24}]\n  maxReplicaCount: 4\n",
+			[]string{"b.yaml:4:3: targets[0].metrcs: unknown key; allowed here: "}},
+		// target given too, at 0: its own check still runs.
+		"both": {head + "  metrics: [{type: queue, taget: 24, target: 0}]\n  maxReplicaCount: 4\n",
+			[]string{"b.yaml:4:27: targets[0].metrics[0].taget: unknown key", "b.yaml:4:46: targets[0].metrics[0].target: 0 must be a finite number > 0"}},
+	} {
+		_, err := Parse([]byte(c.yaml), "b.yaml")
+		if err == nil {
+			t.Errorf("%s: no error, want %q", name, c.want)
+			continue
+		}
+		got := strings.Split(err.Error(), "\n")
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %d problems:\n%v\nwant %d: %q", name, len(got), err, len(c.want), c.want)
+			continue
+		}
+		for j := range got {
+			if !strings.HasPrefix(got[j], c.want[j]) {
+				t.Errorf("%s: problem %d %q, want it to start %q", name, j, got[j], c.want[j])
+			}
+		}
+	}
+}

@@ -89,7 +89,6 @@ func TestPairConfigErrors(t *testing.T) {
 		"pd.yaml:4:37: targets[0].replica.model: ",
 		"pd.yaml:5:11: targets[0].zero: scale to zero is for one pool",
 		"pd.yaml:7:7: targets[0].roles.prefil: unknown key; allowed here: decode, prefill",
-		"pd.yaml:7:13: targets[0].roles.prefill: required: a P/D target names both pools",
 		"pd.yaml:10:16: targets[0].roles.decode.scrape: required in embedded mode",
 		"pd.yaml:10:16: targets[0].roles.decode.maxReplicaCount: required",
 	} {
@@ -99,6 +98,16 @@ func TestPairConfigErrors(t *testing.T) {
 	}
 	if n := strings.Count(got, "targets[0].replica.model"); n != 1 {
 		t.Errorf("replica.model reported %d times, want once:\n%s", n, got)
+	}
+	// prefil is prefill misspelled (did you mean prefill?): that is the
+	// problem, not prefill missing too. A role named nothing like it
+	// leaves prefill missing.
+	if strings.Contains(got, "roles.prefill: required") {
+		t.Errorf("prefill reported missing beside prefil's did you mean:\n%s", got)
+	}
+	_, err = Parse([]byte(strings.Replace(src, "prefil:", "warmup:", 1)), "pd.yaml")
+	if w := "pd.yaml:7:13: targets[0].roles.prefill: required: a P/D target names both pools"; err == nil || !strings.Contains(err.Error(), w) {
+		t.Errorf("missing %q in\n%v", w, err)
 	}
 }
 

@@ -305,6 +305,19 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 		return
 	}
 	seen := map[string]string{} // key -> as written
+	// misspelled are the keys an unknown key most likely meant: one not
+	// given as well is marked failed after the loop, so that the
+	// validator's checks of it (a required key's "0 must be > 0", "is
+	// required") do not add an error about a key the file never gave
+	// beside the one that names the misspelling.
+	var misspelled []string
+	defer func() {
+		for _, k := range misspelled {
+			if _, given := seen[k]; !given && d.failed != nil {
+				d.failed[childPath(path, k)] = true
+			}
+		}
+	}()
 	renamed := renamedKeys[v.Type()]
 	it := mn.MapRange()
 	for it.Next() {
@@ -330,7 +343,11 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 			if h, ok := keyHints[v.Type()][key]; ok {
 				d.errorf(position(kn), kp, "unknown key; allowed here: %s; %s", keyList(fields), h)
 			} else {
-				d.errorf(position(kn), kp, "unknown key; allowed here: %s%s", keyList(fields), didYouMean(key, fields))
+				meant, hint := didYouMean(key, fields)
+				d.errorf(position(kn), kp, "unknown key; allowed here: %s%s", keyList(fields), hint)
+				if meant != "" {
+					misspelled = append(misspelled, meant)
+				}
 			}
 			continue
 		}
@@ -801,14 +818,15 @@ func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
 // keyAliases are the HPA's names of keys infscale spells as KEDA does.
 var keyAliases = map[string]string{"minReplicas": "minReplicaCount", "maxReplicas": "maxReplicaCount"}
 
-// didYouMean is "; did you mean K?" for the allowed key K that written
-// most likely meant: the one the HPA names so, the one in another case, or
-// the one nearest within two edits (a typo, behaviour for behavior) and a
-// third of its length; "" when none is that close or two are.
-func didYouMean(written string, fields map[string]field) string {
+// didYouMean returns the allowed key K that written most likely meant (the
+// one the HPA names so, the one in another case, or the one nearest within
+// two edits, a typo, behaviour for behavior, and a third of its length)
+// and the hint "; did you mean K?"; both "" when none is that close or two
+// are.
+func didYouMean(written string, fields map[string]field) (key, hint string) {
 	if k, ok := keyAliases[written]; ok {
 		if _, ok := fields[k]; ok {
-			return fmt.Sprintf("; did you mean %s? (the HPA's %s is KEDA's %s here)", k, written, k)
+			return k, fmt.Sprintf("; did you mean %s? (the HPA's %s is KEDA's %s here)", k, written, k)
 		}
 	}
 	best, bestD, tie := "", 3, false
@@ -825,9 +843,9 @@ func didYouMean(written string, fields map[string]field) string {
 		}
 	}
 	if best == "" || tie {
-		return ""
+		return "", ""
 	}
-	return "; did you mean " + best + "?"
+	return best, "; did you mean " + best + "?"
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
