@@ -709,6 +709,10 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	rep.Fetch = st
 	rep.Calibration, rep.CalibrationFile = fit, c.Calibrate
+	rep.Replica = c.calibratedName()
+	if fit != nil {
+		rep.Replica = "the replica calibrated to this history (" + c.Calibrate + ")"
+	}
 	if fit != nil && c.Output == "csv" {
 		if err := fit.WriteText(e.stderr, c.Calibrate); err != nil {
 			return err

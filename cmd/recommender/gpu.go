@@ -242,6 +242,15 @@ func (f *ReplicaFlags) fromTarget(r *config.Replica, calibration bool) {
 	}
 }
 
+// calibratedName names the replica for a legend when --calibration
+// applies a file ("the replica calibrated from FILE"), else "".
+func (f *ReplicaFlags) calibratedName() string {
+	if f.Calibration == "" {
+		return ""
+	}
+	return "the replica calibrated from " + f.Calibration
+}
+
 // Replica builds the validated replica; a configuration that does not fit
 // in memory is invalid input too.
 func (f *ReplicaFlags) Replica() (*replica.Replica, error) {

@@ -175,7 +175,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		return replay.WriteCSV(e.stdout, rows)
 	}
-	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline, gpus, c.Price)
+	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline, gpus, c.Price, c.calibratedName())
 }
 
 // maxGPUHourPrice bounds --gpu-hour-price: costs stay finite (1e308 made
@@ -590,8 +590,8 @@ func fmtSecs(p *float64) string {
 // simLegend is the lines under simulate's table: the units of its columns
 // (gpus GPUs per replica, price per GPU-hour) and the reference rows among
 // rows (replay.RowLegend, with the replica's cold start and the SLO, in
-// seconds).
-func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
+// seconds, and the replica's name when calibrated).
+func simLegend(rows []replay.Row, gpus, price, cold, slo float64, replica string) []string {
 	out := []string{
 		fmt.Sprintf("replica-min: replicas x minutes (starting, ready and draining). GPU cost: replica-min / 60 x %g GPU(s) per replica x %g per GPU-hour (--gpu-hour-price, in your currency). tokens/GPU-h: output tokens per GPU-hour. reversals: changes of direction within 300 s of the previous one.", gpus, price),
 	}
@@ -599,11 +599,11 @@ func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
 	for _, r := range rows {
 		names = append(names, r.Policy)
 	}
-	out = append(out, replay.RowLegend(names, cold, slo)...)
+	out = append(out, replay.RowLegend(names, cold, slo, replica)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output")
 }
 
-func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64) error {
+func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64, replicaName string) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %s over %s s; SLO TTFT %gs, period %gs\n\n", traceName, requestsText(rows[0].Requests), spanText(rows[0].Duration), cfg.SLOTTFT, cfg.Period)
@@ -634,7 +634,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		fmt.Fprintf(b, "\nnote: %s\n", w)
 	}
 	b.WriteString("\n")
-	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT) {
+	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT, replicaName) {
 		b.WriteString(l + "\n")
 	}
 	if timeline {

@@ -260,7 +260,7 @@ func (rep Report) legend() []string {
 	for _, r := range rep.Policies {
 		names = append(names, r.Policy)
 	}
-	out = append(out, replay.RowLegend(names, rep.ColdStart, rep.SLOTTFT)...)
+	out = append(out, replay.RowLegend(names, rep.ColdStart, rep.SLOTTFT, rep.Replica)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output; the warnings and the fidelity grades: docs/backtest.md")
 }
 

@@ -92,6 +92,10 @@ type Report struct {
 	// ColdStart is the replayed replica's cold start, seconds (the
 	// legend writes `recommended` out with it); 0 when unknown.
 	ColdStart float64
+	// Replica names the replayed replica for the legend when it is a
+	// calibrated one ("the replica calibrated from FILE"; set by the
+	// caller); "" when the replica flags' model ran.
+	Replica string
 }
 
 // Run replays w under every policy of cfg and under the actual replica

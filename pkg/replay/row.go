@@ -159,11 +159,21 @@ func WriteTimelineCSV(w io.Writer, results []Result) error {
 // cold is the replayed replica's cold start and slo the TTFT SLO, in
 // seconds: `recommended` is written out with the figures it ran with
 // (RecommendedShown), the reference replica's at 91 s and 2 s (and when
-// either is not known, 0).
-func RowLegend(policies []string, cold, slo float64) []string {
+// either is not known, 0). replica names the replayed replica when it is
+// not the one the replica flags describe, "the replica calibrated from
+// FILE": the legend says the replay ran on it, even where its cold start,
+// and so the policy, is the reference replica's; "" names none.
+func RowLegend(policies []string, cold, slo float64, replica string) []string {
 	rec := "recommended: infscale's preset policy, " + RecommendedReference + " on the reference replica (lookahead, hold and rampbound follow the replica's cold start, ttft and queuewait the SLO; causal: it sees only the past, as serve does)."
-	if shown := RecommendedShown(cold, slo); cold > 0 && slo > 0 && shown != RecommendedReference {
-		rec = "recommended: infscale's preset policy, " + shown + " here (lookahead, hold and rampbound follow this replica's cold start of " + fnum(math.Ceil(cold)) + " s, ttft and queuewait the " + fnum(slo) + " s SLO; " + RecommendedReference + " on the reference replica; causal: it sees only the past, as serve does)."
+	if shown := RecommendedShown(cold, slo); cold > 0 && slo > 0 && (shown != RecommendedReference || replica != "") {
+		where, ref := "here", "; "+RecommendedReference+" on the reference replica"
+		if replica != "" {
+			where = "on " + replica
+		}
+		if shown == RecommendedReference {
+			ref = ", as on the reference replica"
+		}
+		rec = "recommended: infscale's preset policy, " + shown + " " + where + " (lookahead, hold and rampbound follow this replica's cold start of " + fnum(math.Ceil(cold)) + " s, ttft and queuewait the " + fnum(slo) + " s SLO" + ref + "; causal: it sees only the past, as serve does)."
 	}
 	var out []string
 	for _, l := range []struct{ name, text string }{
