@@ -154,12 +154,24 @@ func (c *ParseCmd) validate(given map[string]bool) error {
 	return nil
 }
 
-// num formats a signal; ABSENT (NaN) prints as "-".
+// num formats a number of parse's table, the page's signals and the
+// interval's rates alike: 3 significant digits (0.0162, 4.79, 53.5),
+// whole numbers from 100 on (18433 tok/s, not 1.84e+04), never in
+// exponent form above 1e-6; ABSENT (NaN, ±Inf) prints as "-". The table
+// is read by eye, and a counter's rate over a few seconds is not known to
+// 6 digits; --output json keeps every number in full.
 func num(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 1e-6:
+		// 'g' with 3 digits, written in decimals: 0.0000123, not 1.23e-05.
+		g, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+		return strconv.FormatFloat(g, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {

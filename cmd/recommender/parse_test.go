@@ -328,9 +328,37 @@ func TestParseRates(t *testing.T) {
 		srv := counterServer(t)
 		code, stdout, stderr := runParseCLI(t, nil, "--interval", "100ms", srv.URL)
 		if code != 0 || !strings.Contains(stdout, "PROMPT_TOK/S") || !strings.Contains(stdout, "CPU_%") {
-			t.Errorf("exit %d stdout %s stderr %s", code, stdout, stderr)
+			t.Fatalf("exit %d stdout %s stderr %s", code, stdout, stderr)
+		}
+		// The rates as the page's signals are written (num): 300 tokens
+		// over some 0.1 s is about 3000 tok/s, a whole number; 3
+		// requests about 30/s, 3 digits at most; TTFT p95 1.85 s as
+		// above. It printed 6 digits (2961.54, 29.6154).
+		cells := strings.Fields(strings.Split(stdout, "\n")[1])
+		if len(cells) != 13 {
+			t.Fatalf("row %q: %d cells, want 13", cells, len(cells))
+		}
+		prompt, req, ttft := cells[7], cells[9], cells[12]
+		if strings.Contains(prompt, ".") || len(strings.TrimLeft(strings.ReplaceAll(req, ".", ""), "0")) > 3 || ttft != "1.85" {
+			t.Errorf("PROMPT_TOK/S %q, REQ/S %q, TTFT_P95_S %q: want a whole number, 3 significant digits, 1.85\n%s", prompt, req, ttft, stdout)
 		}
 	})
+}
+
+// TestParseNum: parse's one number format, for the page's signals and the
+// interval's rates, worked by hand: 3 significant digits (a vLLM KV usage
+// 0.016157205 reads 0.0162, 4.793734 tok/s 4.79), whole numbers from 100
+// on (18433.6 tok/s reads 18434, not 1.84e+04), decimals down to 1e-6.
+func TestParseNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		0.016157205: "0.0162", 4.793734: "4.79", 18433.6: "18434", 14: "14", 0.87: "0.87", 1.85: "1.85",
+		99.94: "99.9", 0.0000123456: "0.0000123", 1e-9: "1e-09", 0: "0", -2.5: "-2.5",
+		math.NaN(): "-", math.Inf(1): "-",
+	} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
 }
 
 // Issue 23 item 8's kind on `parse`: a running gauge declared a counter
