@@ -100,7 +100,7 @@ func WaitReady(ctx context.Context, cfg Config, timeout time.Duration, waiting f
 	}
 	deadline := time.Now().Add(timeout)
 	for first := true; ; first = false {
-		model, err := cfg.check(ctx)
+		model, err := cfg.check(ctx, deadline)
 		switch {
 		case err == nil:
 			return model, nil
@@ -108,27 +108,32 @@ func WaitReady(ctx context.Context, cfg Config, timeout time.Duration, waiting f
 			return "", ctx.Err()
 		case !errors.Is(err, ErrNotReady):
 			return "", err
-		case !time.Now().Before(deadline):
-			return "", notReady{fmt.Errorf("load: the server was not ready within --ready-check-timeout %s; the last check: %s", timeout, withoutAdvice(err)),
-				"check the server's log and the URL's host and port, or give a longer --ready-check-timeout"}
 		}
 		if first && waiting != nil {
 			waiting(errors.New(withoutAdvice(err)))
 		}
-		t := time.NewTimer(min(readyInterval, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if time.Now().Before(deadline) {
+			t := time.NewTimer(min(readyInterval, time.Until(deadline)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return "", ctx.Err()
+			case <-t.C:
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return "", notReady{fmt.Errorf("load: the server was not ready within --ready-check-timeout %s; the last check: %s", timeout, withoutAdvice(err)),
+				"check the server's log and the URL's host and port, or give a longer --ready-check-timeout"}
 		}
 	}
 }
 
 // check is one of WaitReady's checks: the model (DiscoverModel's when
-// c.Model is ""), then one request of one output token; an error wrapping
-// ErrNotReady when either found the server not ready.
-func (c Config) check(ctx context.Context) (string, error) {
+// c.Model is ""), then one request of one output token, bounded by
+// c.Timeout and by deadline (WaitReady's: a server that takes the
+// connection and never answers is not waited for past it); an error
+// wrapping ErrNotReady when either found the server not ready.
+func (c Config) check(ctx context.Context, deadline time.Time) (string, error) {
 	if c.Model == "" {
 		m, err := DiscoverModel(ctx, c.Client, c.URL, c.Header, c.HeaderSources)
 		if err != nil {
@@ -136,7 +141,11 @@ func (c Config) check(ctx context.Context) (string, error) {
 		}
 		c.Model = m
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	bound, knob := c.Timeout, "--timeout "+c.Timeout.String()
+	if rest := time.Until(deadline); rest < bound {
+		bound, knob = max(rest, 0), "the --ready-check-timeout left"
+	}
+	rctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	path, req, err := c.newCompletion(rctx, job{prompt: 8, output: 1})
 	if err != nil {
@@ -149,7 +158,7 @@ func (c Config) check(ctx context.Context) (string, error) {
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return "", notReady{fmt.Errorf("load: POST %s%s: no answer within --timeout %s", c.URL, path, c.Timeout), ""}
+			return "", notReady{fmt.Errorf("load: POST %s%s: no answer within %s", c.URL, path, knob), ""}
 		case refused(err) || closedEarly(err):
 			return "", notReady{redact(fmt.Errorf("load: %w", err), c.Header), ""}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -205,5 +206,40 @@ func TestMaxModelLenModelNotListed(t *testing.T) {
 	_, err = MaxModelLen(t.Context(), http.DefaultClient, base, "m", nil, nil)
 	if want := `lists no model, not "m"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("no model: %v; want %q", err, want)
+	}
+}
+
+// TestWaitReadyHangingServerBounded: a server that lists the model but
+// takes the check's request and never answers (a gateway holding it) is
+// not waited for past --ready-check-timeout: the request is cut at what is
+// left of 200ms, not at --timeout's 5 minutes, and the error says the
+// wait's limit and that the last check had no answer within it.
+func TestWaitReadyHangingServerBounded(t *testing.T) {
+	fastReady(t)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body) // then the server sees the client leave
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // before srv.Close, which waits for the handler
+	start := time.Now()
+	_, err := WaitReady(t.Context(), Config{URL: srv.URL, Timeout: 5 * time.Minute}, 200*time.Millisecond, nil)
+	took := time.Since(start)
+	wantPrefix := "load: the server was not ready within --ready-check-timeout 200ms; the last check: POST " + srv.URL + "/v1/"
+	wantPart := ": no answer within the --ready-check-timeout left (check the server's log"
+	if err == nil || !errors.Is(err, ErrNotReady) || !strings.HasPrefix(err.Error(), wantPrefix) || !strings.Contains(err.Error(), wantPart) {
+		t.Errorf("error %v\nwant %s...%s, errors.Is ErrNotReady", err, wantPrefix, wantPart)
+	}
+	if took < 200*time.Millisecond || took > 5*time.Second {
+		t.Errorf("took %v; want the 200ms of --ready-check-timeout and not much more (not --timeout's 5m)", took)
 	}
 }
