@@ -56,9 +56,12 @@ func TestEmptyTextTokensTimed(t *testing.T) {
 			t.Fatalf("chat %v: %v, %+v", chat, err, recs)
 		}
 		r := recs[0]
-		const room = 0.04 // late timer wake-ups
+		// Late timer wake-ups add up over the server's five sleeps, more so on
+		// shared cores: room per sleep, not per figure. A TTFT taken at the
+		// role chunk (0 s) or at "b" (0.15 s) is still outside it.
+		const room = 0.04
 		tpot := (r.E2E - r.TTFT) / float64(r.OutputTokens-1)
-		if r.OutputTokens != 5 || len(r.ITL) != 4 || r.TTFT < 0.1 || r.TTFT > 0.1+room || r.E2E < 0.3 || r.E2E > 0.3+room || tpot < 0.049 || tpot > 0.05+room {
+		if r.OutputTokens != 5 || len(r.ITL) != 4 || r.TTFT < 0.1 || r.TTFT > 0.1+room || r.E2E < 0.3 || r.E2E > 0.3+5*room || tpot < 0.049 || tpot > 0.05+room {
 			t.Errorf("chat %v: TTFT %.3f s, %d intervals %.3f, e2e %.3f s, TPOT %.4f s, %d tokens; want 0.1, 4 of 0.05, 0.3, 0.05, 5",
 				chat, r.TTFT, len(r.ITL), r.ITL, r.E2E, tpot, r.OutputTokens)
 		}
