@@ -128,36 +128,30 @@ func (f Fidelity) Verdict(slo float64) (grade, advice string) {
 		100*FairRelError, 100*FairSLOShare)
 }
 
-// SLOWarning is replay.SLOWarning of the history's replays
-// (firstSLOWarning): no request can meet the SLO even alone on an idle
+// SLOWarning is replay.SLOWarning (Result.SLOWarning) of the history's
+// first replay, the first policy row's, else the actual timeline's: every
+// replay of one history replays the same requests, so the first says it
+// for all. The warning: no request can meet the SLO even alone on an idle
 // replica. "" when one can, or when nothing was replayed.
 func (rep Report) SLOWarning() string {
-	return firstSLOWarning(rep.Policies, rep.Actual.Simulated, rep.SLOTTFT)
-}
-
-// SLOWarning is Report.SLOWarning of a pair's replays (replay.PDResult's
-// least TTFT: prefill, KV transfer and a decode step on idle pools).
-func (rep PairReport) SLOWarning() string {
-	return firstSLOWarning(rep.Policies, rep.Actual.Simulated, rep.SLOTTFT)
-}
-
-// sloWarner is a replay's outcome that says replay.SLOWarning of itself
-// at a TTFT SLO in seconds (replay.Result, replay.PDResult).
-type sloWarner interface{ SLOWarning(slo float64) string }
-
-// firstSLOWarning is the SLOWarning at slo of a history's first replay:
-// the first policy row's, else the actual timeline's (actual, nil when it
-// was not replayed). Every replay of one history replays the same
-// requests, so the first says it for all. "" when there is none.
-func firstSLOWarning[R sloWarner, A any, PA interface {
-	*A
-	sloWarner
-}](rows []R, actual PA, slo float64) string {
 	switch {
-	case len(rows) > 0:
-		return rows[0].SLOWarning(slo)
-	case actual != nil:
-		return actual.SLOWarning(slo)
+	case len(rep.Policies) > 0:
+		return rep.Policies[0].SLOWarning(rep.SLOTTFT)
+	case rep.Actual.Simulated != nil:
+		return rep.Actual.Simulated.SLOWarning(rep.SLOTTFT)
+	}
+	return ""
+}
+
+// SLOWarning is Report.SLOWarning of a pair's first replay, through
+// replay.PDResult.SLOWarning (its least TTFT: prefill, KV transfer and a
+// decode step on idle pools).
+func (rep PairReport) SLOWarning() string {
+	switch {
+	case len(rep.Policies) > 0:
+		return rep.Policies[0].SLOWarning(rep.SLOTTFT)
+	case rep.Actual.Simulated != nil:
+		return rep.Actual.Simulated.SLOWarning(rep.SLOTTFT)
 	}
 	return ""
 }
