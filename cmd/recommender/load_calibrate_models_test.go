@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -21,24 +18,9 @@ import (
 // passes on.
 func modelsGateway(t *testing.T, f *fleet.Fleet, status int, passed *atomic.Int64) string {
 	t.Helper()
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/models" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":"%s"}`, http.StatusText(status))
-			return
-		}
-		passed.Add(1)
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return fleetGateway(t, f, func(r *http.Request) (int, string, bool) {
+		return status, fmt.Sprintf(`{"error":"%s"}`, http.StatusText(status)), r.URL.Path == "/v1/models"
+	}, passed)
 }
 
 // TestLoadCalibrateModelsRefused: --calibrate asks GET /v1/models for the

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -23,25 +19,10 @@ const llamaLoading = `{"error":{"code":503,"message":"Loading model","type":"una
 // loading its model does; it counts the requests it passes on.
 func loadingGateway(t *testing.T, f *fleet.Fleet, loading int64, passed *atomic.Int64) string {
 	t.Helper()
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
 	var seen atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if seen.Add(1) <= loading {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprint(w, llamaLoading)
-			return
-		}
-		passed.Add(1)
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return fleetGateway(t, f, func(*http.Request) (int, string, bool) {
+		return http.StatusServiceUnavailable, llamaLoading, seen.Add(1) <= loading
+	}, passed)
 }
 
 // TestLoadServerLoading: a llama.cpp server loading its model answers 503
@@ -109,23 +90,12 @@ func TestLoadCalibrateModelNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/models" {
-			fmt.Fprint(w, `{"object":"list","data":[{"id":"llama-3.1-8b","object":"model","max_model_len":4096}]}`)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	code, out, errs := runLoad(t, srv.URL, "--served-model-name", "m", "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8", "--prompt-tokens", "64",
+	base := fleetGateway(t, f, func(r *http.Request) (int, string, bool) {
+		return http.StatusOK, `{"object":"list","data":[{"id":"llama-3.1-8b","object":"model","max_model_len":4096}]}`, r.URL.Path == "/v1/models"
+	}, nil)
+	code, out, errs := runLoad(t, base, "--served-model-name", "m", "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8", "--prompt-tokens", "64",
 		"--calibrate", filepath.Join(t.TempDir(), "cal.json"), "--progress", "never")
-	want := "note: load: GET " + srv.URL + `/v1/models lists only "llama-3.1-8b", not "m" (a vLLM answers 404 to a model it does not serve; a llama.cpp server of one model takes any name): ` +
+	want := "note: load: GET " + base + `/v1/models lists only "llama-3.1-8b", not "m" (a vLLM answers 404 to a model it does not serve; a llama.cpp server of one model takes any name): ` +
 		"the server's max_model_len is unknown: the second prompt length is the default 2 x --prompt-tokens + --max-tokens / 2 = 132, not checked against it (if it is above the server's, give --calibrate-prompt-tokens)\n"
 	if code != 0 || !strings.Contains(errs, want) || !strings.Contains(out, "calibration written to") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, a calibration and the note %q", code, out, errs, want)
