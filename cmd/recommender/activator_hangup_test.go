@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -16,18 +17,14 @@ import (
 // TestActivatorIgnoresHangup: a SIGHUP (a `killall -HUP infscale` meant
 // for serve's reload, or passed on by the crash monitor) does not end the
 // activator, which has no configuration to reload. Go's default ended it
-// with exit 129. The child is this test binary running the activator
-// under the commands' signal context; the parent sends it SIGHUP, reads
-// the one INFO line saying it was ignored, finds /healthz still answering
-// "ok", then stops it with SIGTERM: a graceful exit 0.
+// with exit 129. The child (signalChild) is this test binary running
+// the activator under the commands' signal context; the parent sends it
+// SIGHUP, reads the one INFO line saying it was ignored, finds /healthz
+// still answering "ok", then stops it with SIGTERM: a graceful exit 0.
 func TestActivatorIgnoresHangup(t *testing.T) {
-	if os.Getenv("INFSCALE_HANGUP_CHILD") != "" {
-		ctx, stop := signalContext()
-		defer stop()
-		os.Exit(run(ctx, []string{"activator", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1"}, os.Stdin, os.Stdout, os.Stderr))
-	}
-	c := exec.Command(os.Args[0], "-test.run=^TestActivatorIgnoresHangup$")
-	c.Env = append(os.Environ(), "INFSCALE_HANGUP_CHILD=1")
+	c := signalChild(t, func(ctx context.Context) int {
+		return run(ctx, []string{"activator", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1"}, os.Stdin, os.Stdout, os.Stderr)
+	})
 	stderr, err := c.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,22 @@ import (
 	"testing"
 	"time"
 )
+
+// signalChild is the child process of a signal test t: this test binary
+// run again with -test.run naming t alone and INFSCALE_SIGNAL_CHILD=t's
+// name. In that child (the variable set) it runs body under the
+// commands' signal context (signalContext) and exits with body's code;
+// in the test it returns the child's command, not started.
+func signalChild(t *testing.T, body func(ctx context.Context) int) *exec.Cmd {
+	t.Helper()
+	if os.Getenv("INFSCALE_SIGNAL_CHILD") == t.Name() {
+		ctx, _ := signalContext() // the child ends in os.Exit: no stop
+		os.Exit(body(ctx))
+	}
+	c := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	c.Env = append(os.Environ(), "INFSCALE_SIGNAL_CHILD="+t.Name())
+	return c
+}
 
 // TestStopSignalTwiceOneStop: a SIGTERM sent to every infscale process
 // (pkill -f, systemd's stop of the cgroup) reaches serve itself and
@@ -21,8 +38,7 @@ import (
 // says so; a third SIGTERM 1.2 s after the first, an operator's second,
 // ends it at once (killed by SIGTERM, before it says "not ended").
 func TestStopSignalTwiceOneStop(t *testing.T) {
-	if os.Getenv("INFSCALE_SAME_STOP_CHILD") != "" {
-		ctx, _ := signalContext()
+	c := signalChild(t, func(ctx context.Context) int {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		<-ctx.Done()
 		time.Sleep(2 * time.Millisecond)
@@ -33,10 +49,8 @@ func TestStopSignalTwiceOneStop(t *testing.T) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		time.Sleep(time.Second)
 		fmt.Fprintln(os.Stderr, "not ended")
-		os.Exit(0)
-	}
-	c := exec.Command(os.Args[0], "-test.run=^TestStopSignalTwiceOneStop$")
-	c.Env = append(os.Environ(), "INFSCALE_SAME_STOP_CHILD=1")
+		return 0
+	})
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	_ = c.Run()
