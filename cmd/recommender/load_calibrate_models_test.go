@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/fleet/fleettest"
 )
 
 // modelsGateway serves the fleet f's API but answers GET /v1/models
@@ -18,7 +19,7 @@ import (
 // passes on.
 func modelsGateway(t *testing.T, f *fleet.Fleet, status int, passed *atomic.Int64) string {
 	t.Helper()
-	return fleetGateway(t, f, func(r *http.Request) (int, string, bool) {
+	return fleettest.Gateway(t, f, func(r *http.Request) (int, string, bool) {
 		return status, fmt.Sprintf(`{"error":"%s"}`, http.StatusText(status)), r.URL.Path == "/v1/models"
 	}, passed)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/fleet/fleettest"
 )
 
 // llamaLoading is llama.cpp's server's 503 while it loads its model.
@@ -20,7 +21,7 @@ const llamaLoading = `{"error":{"code":503,"message":"Loading model","type":"una
 func loadingGateway(t *testing.T, f *fleet.Fleet, loading int64, passed *atomic.Int64) string {
 	t.Helper()
 	var seen atomic.Int64
-	return fleetGateway(t, f, func(*http.Request) (int, string, bool) {
+	return fleettest.Gateway(t, f, func(*http.Request) (int, string, bool) {
 		return http.StatusServiceUnavailable, llamaLoading, seen.Add(1) <= loading
 	}, passed)
 }
@@ -90,7 +91,7 @@ func TestLoadCalibrateModelNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	base := fleetGateway(t, f, func(r *http.Request) (int, string, bool) {
+	base := fleettest.Gateway(t, f, func(r *http.Request) (int, string, bool) {
 		return http.StatusOK, `{"object":"list","data":[{"id":"llama-3.1-8b","object":"model","max_model_len":4096}]}`, r.URL.Path == "/v1/models"
 	}, nil)
 	code, out, errs := runLoad(t, base, "--served-model-name", "m", "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8", "--prompt-tokens", "64",

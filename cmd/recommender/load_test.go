@@ -8,13 +8,10 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
@@ -26,34 +23,6 @@ func runLoad(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(t.Context(), append([]string{"load"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// fleetGateway serves the fleet f's API behind a gateway that answers a
-// request itself when answer takes it (ok): with status and the JSON body
-// answer gives. Every other request it passes on to f and counts in
-// passed (nil: not counted).
-func fleetGateway(t *testing.T, f *fleet.Fleet, answer func(*http.Request) (status int, body string, ok bool), passed *atomic.Int64) string {
-	t.Helper()
-	u, err := url.Parse(f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if status, body, ok := answer(r); ok {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			io.WriteString(w, body)
-			return
-		}
-		if passed != nil {
-			passed.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }
 
 func TestLoadInvalid(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
@@ -37,6 +38,25 @@ func KeyGateway(t testing.TB, name, value string, echo bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Stop)
+	return Gateway(t, f, func(r *http.Request) (int, string, bool) {
+		if !strings.HasPrefix(r.URL.Path, "/v1") || r.Header.Get(name) == value {
+			return 0, "", false
+		}
+		if echo {
+			return http.StatusUnauthorized, fmt.Sprintf(`{"error":"Unauthorized: %s: %s"}`, name, r.Header.Get(name)), true
+		}
+		return http.StatusUnauthorized, `{"error":"Unauthorized"}`, true
+	}, nil)
+}
+
+// Gateway serves the fleet f's API behind a gateway, as a test's stand-in
+// for what sits before a model server, and returns its base URL: a
+// request answer takes (ok) it answers itself, with status and the JSON
+// body answer gives (Content-Type: application/json); every other it
+// passes on to f, its body buffered (buffered), and counts in passed
+// (nil: not counted). It stops with the test.
+func Gateway(t testing.TB, f *fleet.Fleet, answer func(*http.Request) (status int, body string, ok bool), passed *atomic.Int64) string {
+	t.Helper()
 	u, err := url.Parse(f.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -44,15 +64,14 @@ func KeyGateway(t testing.TB, name, value string, echo bool) string {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.FlushInterval = -1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1") && r.Header.Get(name) != value {
+		if status, body, ok := answer(r); ok {
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			if echo {
-				fmt.Fprintf(w, `{"error":"Unauthorized: %s: %s"}`, name, r.Header.Get(name))
-				return
-			}
-			fmt.Fprint(w, `{"error":"Unauthorized"}`)
+			w.WriteHeader(status)
+			io.WriteString(w, body)
 			return
+		}
+		if passed != nil {
+			passed.Add(1)
 		}
 		proxy.ServeHTTP(w, buffered(r))
 	}))
