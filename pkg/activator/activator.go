@@ -66,6 +66,18 @@ const DefaultIdleTimeout = 2 * time.Minute
 // closing: the server never reads it, and the client gets a 502.
 const DefaultUpstreamIdleTimeout = 4 * time.Second
 
+// UpstreamMaxIdleConns is how many idle keep-alive connections to the
+// upstream each transport keeps for the next proxied requests
+// (http.Transport.MaxIdleConnsPerHost, and MaxIdleConns: the upstream is
+// one host, its Service). Go's default keeps 2 per host: at 50 requests
+// at a time, 80% of them (7473 of 9392 in 5 s) dialled a new connection
+// and left a TIME_WAIT socket behind, where each reuses one now.
+// Knative's activator keeps 100 per host (MaxIdleProxyConnsPerHost),
+// KEDA's HTTP add-on interceptor 20. They are closed after
+// UpstreamIdleTimeout all the same, so a burst's connections (a release
+// of --max-held requests) do not stay open.
+const UpstreamMaxIdleConns = 100
+
 // DefaultUpstreamPingInterval is how long an upstream HTTP/2 connection
 // may be silent (no frame read) before it is pinged, and
 // DefaultUpstreamPingTimeout how long the ping's answer may take before

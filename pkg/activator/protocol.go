@@ -81,8 +81,9 @@ func CheckProtocol(protocol, scheme, probePath string) error {
 // transports builds the transports for cfg (Transport unset): the one
 // for HTTP/1.x requests (over TLS, HTTP/2 when the upstream offers it,
 // unless cfg.UpstreamProtocol is http1) and, for an http upstream, the h2c
-// one (nil when the protocol is http1 or the upstream https). Each closes
-// idle connections after cfg.UpstreamIdleTimeout, and pings an HTTP/2
+// one (nil when the protocol is http1 or the upstream https). Each keeps
+// up to UpstreamMaxIdleConns idle connections, closes them after
+// cfg.UpstreamIdleTimeout, and pings an HTTP/2
 // connection silent for cfg.UpstreamPingInterval (none when 0).
 func transports(cfg Config) (h1, h2c *http.Transport) {
 	h2 := &http.HTTP2Config{SendPingTimeout: cfg.UpstreamPingInterval, PingTimeout: cfg.UpstreamPingTimeout}
@@ -95,6 +96,7 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 	h1 = http.DefaultTransport.(*http.Transport).Clone()
 	h1.DialContext = dial
 	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h1.MaxIdleConns, h1.MaxIdleConnsPerHost = UpstreamMaxIdleConns, UpstreamMaxIdleConns
 	h1.HTTP2 = h2
 	if cfg.UpstreamProtocol == ProtocolHTTP1 {
 		h1.Protocols = new(http.Protocols)
@@ -120,6 +122,7 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 		return &resetConn{Conn: c}, nil
 	}
 	h2c.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h2c.MaxIdleConns, h2c.MaxIdleConnsPerHost = UpstreamMaxIdleConns, UpstreamMaxIdleConns
 	h2c.HTTP2 = h2
 	h2c.Protocols = new(http.Protocols)
 	h2c.Protocols.SetUnencryptedHTTP2(true)
