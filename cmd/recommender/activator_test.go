@@ -629,3 +629,93 @@ func startActivatorWebSocket(t *testing.T, upstream, hold string, d time.Duratio
 	}
 	return ws
 }
+
+// TestActivatorDrainCutsAnswerAtBound: an answer still streaming at the
+// drain's bound (--hold-timeout 1s: 6 s after SIGTERM) is cut there, one
+// WARN line says so with answers=1, its upstream request is cancelled,
+// and the exit is 0, as for a drain that ends sooner: the drain did what
+// it promises. Before, Shutdown's "context deadline exceeded" ended the
+// command as `infscale: interrupted`, exit 130, nothing said an answer
+// had been cut, and the answer was cut only by the process's exit (here,
+// in the test's process, it still ran 10 s on).
+func TestActivatorDrainCutsAnswerAtBound(t *testing.T) {
+	cancelled := make(chan struct{}, 1) // the upstream request's end
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		defer func() { cancelled <- struct{}{} }()
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for {
+			if _, err := io.WriteString(w, "data: token\n\n"); err != nil {
+				return
+			}
+			rc.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}))
+	defer up.Close()
+	listen := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	var errb buftest.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "1s"}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var resp *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r, err := http.Get("http://" + listen + "/v1/completions")
+		if err == nil && r.StatusCode == 200 {
+			resp = r
+			break
+		}
+		if err == nil {
+			r.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stream through the activator: %v", err)
+		}
+	}
+	defer resp.Body.Close()
+	t0 := time.Now()
+	cancel() // SIGTERM
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		took := time.Since(t0)
+		if err == nil {
+			t.Errorf("the stream ended cleanly after %v; want it cut (an unexpected EOF) at the bound", took)
+		}
+		if took < 5500*time.Millisecond || took > 7*time.Second {
+			t.Errorf("the stream was cut %v after SIGTERM, want at the 6 s bound", took.Round(100*time.Millisecond))
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the stream still ran 10 s after SIGTERM")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(2 * time.Second):
+		t.Error("the upstream request still ran 2 s after the client's answer was cut; want it cancelled")
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit %d, want 0; stderr:\n%s", c, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the activator did not exit")
+	}
+	if !strings.Contains(errb.String(), "answers still in flight at the end of the drain were cut") || !strings.Contains(errb.String(), "answers=1") {
+		t.Errorf("stderr %q: want the drain's end to say one answer was cut", errb.String())
+	}
+}

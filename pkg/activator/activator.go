@@ -258,6 +258,9 @@ type Activator struct {
 	// proxied, upgradesOpen the same as a number (WaitUpgrades).
 	upgrades     sync.WaitGroup
 	upgradesOpen atomic.Int64
+	// inFlight counts the requests being proxied now, upgraded ones
+	// apart (InFlight).
+	inFlight atomic.Int64
 	// ws are the WebSockets among them (CloseUpgrades).
 	wsMu sync.Mutex
 	ws   map[*wsConn]struct{}
@@ -481,6 +484,10 @@ func dropH2CUpgrade(h http.Header) {
 // Upgrades is the number of upgraded connections (WebSockets) open
 // through the activator now.
 func (a *Activator) Upgrades() int { return int(a.upgradesOpen.Load()) }
+
+// InFlight is the number of requests being proxied now (sent upstream,
+// their answers not yet ended), upgraded connections apart (Upgrades).
+func (a *Activator) InFlight() int { return int(a.inFlight.Load()) }
 
 // WaitUpgrades waits until every upgraded connection (a WebSocket) open
 // through the activator is closed by either side, or ctx ends, and
@@ -1037,6 +1044,9 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		a.upgrades.Add(1)
 		a.upgradesOpen.Add(1)
 		defer func() { a.upgradesOpen.Add(-1); a.upgrades.Done() }()
+	} else {
+		a.inFlight.Add(1)
+		defer a.inFlight.Add(-1)
 	}
 	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout, h2: r.ProtoMajor == 2}, out)
 	return !at.refused.Load()
