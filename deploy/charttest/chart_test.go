@@ -74,6 +74,11 @@ func renderHooks(t *testing.T, values string) []object {
 // renderSplit renders the chart and decodes every document strictly,
 // returning the release's objects and the hooks apart.
 func renderSplit(release, values string) (objs, hooks []object, err error) {
+	return renderSplitIn("infscale", release, values)
+}
+
+// renderSplitIn is renderSplit for a release in namespace ns (helm -n ns).
+func renderSplitIn(ns, release, values string) (objs, hooks []object, err error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, nil, err
@@ -83,7 +88,7 @@ func renderSplit(release, values string) (objs, hooks []object, err error) {
 		return nil, nil, err
 	}
 	rv, err := chartutil.ToRenderValues(ch, over, chartutil.ReleaseOptions{
-		Name: release, Namespace: "infscale", Revision: 1, IsInstall: true,
+		Name: release, Namespace: ns, Revision: 1, IsInstall: true,
 	}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, nil, err
@@ -364,8 +369,8 @@ func TestOneValuesFile(t *testing.T) {
 		ns, kind, query, activation string
 		min, max                    int32
 	}{
-		{"llm", "Deployment", `max(infscale_desired_replicas{target="chat"})`, "", 2, 12},
-		{"batch", "StatefulSet", `max(infscale_desired_replicas{target="code"})`, "0", 0, 4},
+		{"llm", "Deployment", `max(infscale_desired_replicas{target="chat", namespace="infscale", service="infscale"})`, "", 2, 12},
+		{"batch", "StatefulSet", `max(infscale_desired_replicas{target="code", namespace="infscale", service="infscale"})`, "0", 0, 4},
 	}
 	for i, so := range sos {
 		w := want[i]
@@ -713,8 +718,8 @@ func TestTargetWithoutScaledObject(t *testing.T) {
 	if f := so.Spec.Fallback; f == nil || f.FailureThreshold != 3 {
 		t.Errorf("fallback %+v, want failureThreshold 3", f)
 	}
-	if len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Metadata["query"] != `max(infscale_desired_replicas{target="chat"})` {
-		t.Errorf("triggers %+v, want the one query max(infscale_desired_replicas{target=\"chat\"})", so.Spec.Triggers)
+	if len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Metadata["query"] != `max(infscale_desired_replicas{target="chat", namespace="infscale", service="infscale"})` {
+		t.Errorf("triggers %+v, want the one query max(infscale_desired_replicas{target=\"chat\", namespace=\"infscale\", service=\"infscale\"})", so.Spec.Triggers)
 	}
 	// enabled: false still turns it off.
 	off := strings.Replace(target, "config:", "scaledObject: {enabled: false}, config:", 1)

@@ -22,7 +22,8 @@ func TestDisabledComponentsRender(t *testing.T) {
 		{"podDisruptionBudget: {enabled: false}", "PodDisruptionBudget"},
 		// minAvailable 1 of 1 replica would block drains: not checked, none rendered.
 		{"podDisruptionBudget: {enabled: false, minAvailable: 1}", "PodDisruptionBudget"},
-		{"serviceMonitor: {enabled: false, interval: ''}", "ServiceMonitor"},
+		// the ScaledObjects' installation labels are then the values' (TestSeriesLabels)
+		{"serviceMonitor: {enabled: false, interval: ''}\nkeda: {seriesLabels: {namespace: infscale}}", "ServiceMonitor"},
 		// podMonitor.selector is required only for a PodMonitor rendered.
 		{"targets:\n- {name: chat, podMonitor: {enabled: false}, workload: {namespace: llm, name: chat}, config: {maxReplicaCount: 4}}", "PodMonitor"},
 	} {

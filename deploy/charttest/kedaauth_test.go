@@ -59,7 +59,7 @@ func TestKEDACredentials(t *testing.T) {
 	tr = only[*kedav1alpha1.ScaledObject](t, objs).Spec.Triggers[0]
 	want := map[string]string{
 		"serverAddress":    "https://prometheus.example:9090",
-		"query":            `max(infscale_desired_replicas{target="chat"})`,
+		"query":            `max(infscale_desired_replicas{target="chat", namespace="infscale", service="infscale"})`,
 		"threshold":        "1",
 		"ignoreNullValues": "false",
 		"authModes":        "basic",

@@ -104,7 +104,7 @@ func TestPairScaledObjects(t *testing.T) {
 		}
 		want := map[string]string{
 			"serverAddress":    "http://prometheus-operated.monitoring.svc:9090",
-			"query":            `max(infscale_desired_replicas{target="chat", role="` + c.role + `"})`,
+			"query":            `max(infscale_desired_replicas{target="chat", role="` + c.role + `", namespace="infscale", service="infscale"})`,
 			"threshold":        "1",
 			"ignoreNullValues": "false",
 		}

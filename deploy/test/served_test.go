@@ -140,20 +140,24 @@ func evalMax(t *testing.T, q string, series []labels.Labels) []string {
 // each HPA's External metric through the prometheus-adapter rule (its
 // seriesQuery, then its metricsQuery with the HPA's selector as label
 // matchers). Each must return exactly one series, and it must be its own
-// target's (a P/D pool's: its own role's), not merely parse. Only the labels
-// serve itself exports are there: a shipped query that matched on a label
-// Prometheus adds at scrape (job, namespace, pod) would depend on the
-// user's scrape config, and fails here.
+// target's (a P/D pool's: its own role's), not merely parse. The series
+// carry what serve exports plus the target labels deploy/base's
+// ServiceMonitor gives at scrape (baseScrape: no other label Prometheus
+// adds may be matched on), beside a second installation's copy of every
+// series (otherScrape: the chart in another namespace, with the same
+// target names), which no query may read.
 func TestConsumersReadWhatServeExports(t *testing.T) {
 	n := 0
 	for _, b := range bundles(t) {
 		if len(b.scaled) == 0 && len(b.hpas) == 0 {
 			continue
 		}
-		var exported []labels.Labels
+		var served, ours []labels.Labels
 		for _, f := range b.configs {
-			exported = append(exported, servedDesired(t, f)...)
+			served = append(served, servedDesired(t, f)...)
 		}
+		ours = scraped(served, baseScrape)
+		exported := append(append([]labels.Labels(nil), ours...), scraped(served, otherScrape)...)
 		for _, so := range b.scaled {
 			n++
 			for _, tr := range so.Spec.Triggers {
@@ -163,7 +167,7 @@ func TestConsumersReadWhatServeExports(t *testing.T) {
 				// Which exported series the query's selector must pick: its
 				// target's, and of a pair only its role's.
 				var own []labels.Labels
-				for _, s := range exported {
+				for _, s := range ours {
 					if s.Get("target") == target && (role == 0 || s.Get("role") == role.String()) {
 						own = append(own, s)
 					}
@@ -178,16 +182,17 @@ func TestConsumersReadWhatServeExports(t *testing.T) {
 				if got := evalMax(t, q, exported); len(got) != 1 {
 					t.Errorf("%s ScaledObject %s: query %q on everything serve exports returns %v, want one series", b.dir, so.Name, q, got)
 				}
-				// The query reads nothing of another target or pool: with
-				// its own series gone it returns nothing.
+				// The query reads nothing of another target or pool, nor of
+				// another installation's target of the same name: with its
+				// own series gone it returns nothing.
 				var others []labels.Labels
 				for _, s := range exported {
-					if !(s.Get("target") == target && (role == 0 || s.Get("role") == role.String())) {
+					if s.Get("namespace") != baseScrape["namespace"] || !(s.Get("target") == target && (role == 0 || s.Get("role") == role.String())) {
 						others = append(others, s)
 					}
 				}
 				if got := evalMax(t, q, others); len(got) != 0 {
-					t.Errorf("%s ScaledObject %s: query %q also reads another target's or pool's series", b.dir, so.Name, q)
+					t.Errorf("%s ScaledObject %s: query %q also reads another target's or pool's series, or another installation's", b.dir, so.Name, q)
 				}
 			}
 		}
@@ -236,6 +241,9 @@ func TestConsumersReadWhatServeExports(t *testing.T) {
 					if got := evalMax(t, q, exported); len(got) != 1 || got[0] != "target="+sel["target"] {
 						t.Errorf("%s HPA %s: adapter query %q on serve's series returns %v, want the one series of target %s", b.dir, h.Name, q, got, sel["target"])
 					}
+					if got := evalMax(t, q, scraped(served, otherScrape)); len(got) != 0 {
+						t.Errorf("%s HPA %s: adapter query %q reads another installation's series (%v)", b.dir, h.Name, q, otherScrape)
+					}
 				}
 			}
 		}
@@ -256,7 +264,7 @@ func TestDocQueriesReadWhatServeExports(t *testing.T) {
 	for _, b := range bundles(t) {
 		if b.dir == "base" || b.dir == "pd" {
 			for _, f := range b.configs {
-				exported = append(exported, servedDesired(t, f)...)
+				exported = append(exported, scraped(servedDesired(t, f), baseScrape)...)
 			}
 		}
 	}
@@ -309,6 +317,30 @@ func TestDocQueriesReadWhatServeExports(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no query found in docs/")
 	}
+}
+
+// baseScrape is the target labels prometheus-operator gives the series of
+// deploy/base's ServiceMonitor: namespace, the Service's namespace
+// (kustomization.yaml's namespace: infscale), and service, its name
+// (service.yaml: infscale). otherScrape is a second installation's, the
+// chart's release infscale in namespace staging.
+var (
+	baseScrape  = map[string]string{"namespace": "infscale", "service": "infscale"}
+	otherScrape = map[string]string{"namespace": "staging", "service": "infscale"}
+)
+
+// scraped is series with the scrape's target labels added, as Prometheus
+// stores them (infscale_desired_replicas has no label of these names).
+func scraped(series []labels.Labels, target map[string]string) []labels.Labels {
+	out := make([]labels.Labels, 0, len(series))
+	for _, s := range series {
+		b := labels.NewBuilder(s)
+		for k, v := range target {
+			b.Set(k, v)
+		}
+		out = append(out, b.Labels())
+	}
+	return out
 }
 
 // startServe runs serve.Run on cfg with source src on a free loopback port

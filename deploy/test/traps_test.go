@@ -172,6 +172,13 @@ func TestKEDAScaledObjects(t *testing.T) {
 				}
 				// Trap 4.
 				target := singleSeriesQuery(t, tr.Metadata["query"], nil)
+				// Another installation the same Prometheus scrapes (the chart
+				// in another namespace) exports target chat too: the query
+				// names deploy/base's by the labels its ServiceMonitor gives,
+				// its namespace and Service, both infscale.
+				if ms := equalMatchers(t, tr.Metadata["query"]); ms["namespace"] != "infscale" || ms["service"] != "infscale" {
+					t.Errorf("query %q: want namespace=\"infscale\" and service=\"infscale\" matchers (deploy/base's installation), have %v", tr.Metadata["query"], ms)
+				}
 				tg := b.target(t, target)
 				if role := roleOf(t, tr.Metadata["query"]); role != 0 {
 					// A P/D target's pool: its bounds are the role's.
@@ -250,6 +257,9 @@ func TestHPAs(t *testing.T) {
 				sel := m.External.Metric.Selector
 				if sel == nil || sel.MatchLabels["target"] == "" {
 					t.Fatal("metric.selector.matchLabels.target missing: every target's series would be summed")
+				}
+				if sel.MatchLabels["namespace"] != "infscale" || sel.MatchLabels["service"] != "infscale" {
+					t.Errorf("metric.selector.matchLabels %v: want namespace: infscale and service: infscale (deploy/base's installation; another exports target %s too)", sel.MatchLabels, sel.MatchLabels["target"])
 				}
 				tg := b.target(t, sel.MatchLabels["target"])
 				if tg.Min != nil && h.Spec.MinReplicas != nil && int(*h.Spec.MinReplicas) != *tg.Min {
@@ -350,6 +360,28 @@ func singleSeriesQuery(t *testing.T, q string, allowedGrouping []string) string 
 		t.Fatalf("query %q: no target=\"...\" matcher", q)
 	}
 	return target
+}
+
+// equalMatchers is the name=value of each equality matcher of q's
+// selectors.
+func equalMatchers(t *testing.T, q string) map[string]string {
+	t.Helper()
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+	if err != nil {
+		t.Fatalf("query %q: %v", q, err)
+	}
+	out := map[string]string{}
+	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			for _, m := range vs.LabelMatchers {
+				if m.Type == labels.MatchEqual && m.Name != labels.MetricName {
+					out[m.Name] = m.Value
+				}
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // roleOf is the role="..." matcher of q's selector (a P/D target's pool,

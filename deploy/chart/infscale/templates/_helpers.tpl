@@ -193,6 +193,40 @@ webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
 {{- $_ := set .seen.names $key .owner -}}
 {{- end -}}
 
+{{- /* infscale.seriesMatchers is what the ScaledObjects' queries add after
+target="..." (and role="...") so that they read this installation's
+infscale_desired_replicas only, as `, name="value"` matchers sorted by
+name, or "" for none. Another installation one Prometheus scrapes (a
+release in another namespace, deploy/'s kustomize install) exports the same
+target names, the default chat in both, and max() would take the higher
+of the two decisions. The labels are the scrape's, not infscale's: the
+ServiceMonitor's target labels, namespace (the release namespace) and
+service (the Service, the fullname), which prometheus-operator gives every
+series of a ServiceMonitor. keda.seriesLabels replaces them (the labels
+your own scrape gives; {} for none). With serviceMonitor.enabled: false the
+chart cannot know them: the render fails unless keda.seriesLabels is given,
+as a guess that matched nothing would leave every ScaledObject in
+fallback. */ -}}
+{{- define "infscale.seriesMatchers" -}}
+{{- $keda := .Values.keda | default dict -}}
+{{- $labels := dict -}}
+{{- if hasKey $keda "seriesLabels" -}}
+{{- $labels = $keda.seriesLabels | default dict -}}
+{{- range $k := list "target" "role" "__name__" -}}
+{{- if hasKey $labels $k -}}
+{{- fail (printf "keda.seriesLabels.%s: the chart sets the query's %s itself (the target's name, a pair's role); keda.seriesLabels are the labels that tell this installation's series from another's (namespace, service, job, ...)" $k $k) -}}
+{{- end -}}
+{{- end -}}
+{{- else if .Values.serviceMonitor.enabled -}}
+{{- $labels = dict "namespace" .Release.Namespace "service" (include "infscale.fullname" .) -}}
+{{- else -}}
+{{- fail "keda.seriesLabels is required with serviceMonitor.enabled: false and a ScaledObject: the labels your scrape of infscale gives its series that tell this installation from another one Prometheus scrapes, e.g. {namespace: <this release's namespace>} (the namespace label of the Prometheus Helm chart's kubernetes-pods and kubernetes-service-endpoints jobs); {} for none (two installations with a target of one name then read the higher of their decisions). The ScaledObjects' queries match them: a label your scrape does not give leaves KEDA on its fallback (docs/chart.md)" -}}
+{{- end -}}
+{{- range $k := keys $labels | sortAlpha -}}
+{{- printf ", %s=%q" $k (toString (get $labels $k)) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* One KEDA ScaledObject (deploy/keda/scaledobject.yaml; docs/keda.md has
 every field's why). Called with (dict "root" $ "name" N "namespace" NS "ref"
 {apiVersion, kind, name} "min" MIN "max" MAX "so" SCALEDOBJECT-VALUES "query" Q). */}}
@@ -256,7 +290,7 @@ spec:
     {{- end }}
     metadata:
       serverAddress: {{ include "infscale.kedaServerAddress" .root }}
-      query: {{ .query }}
+      query: {{ .query | quote }}
       threshold: "1"
       {{- if eq $min 0 }}
       activationThreshold: "0"
