@@ -1,8 +1,10 @@
 // Package kedae2e runs KEDA's own prometheus scaler (v2.21.0,
 // github.com/kedacore/keda/v2/pkg/scalers) with the trigger of
 // deploy/keda/scaledobject.yaml against a real Prometheus (the binary pinned
-// in tools/) that scrapes two infscale exporters, and asserts what KEDA
-// reports: the value for the shipped max() query, KEDA's error on several
+// in tools/) that scrapes two infscale exporters, and a third of another
+// installation with the same target name, and asserts what KEDA reports:
+// the value for the shipped max() query (its installation's, not the
+// other's), KEDA's error on several
 // series, and its error (ignoreNullValues "false") or 0 (KEDA's default)
 // on an empty result; and with each trigger of deploy/llm-d/pd/scaledobjects.yaml
 // (equal to the Helm chart's for a prefill/decode pair target), the value

@@ -18,14 +18,19 @@ import (
 
 // TestKEDAPrometheusScalerReadsInfscale runs KEDA's own prometheus scaler
 // (v2.21.0, pkg/scalers) with the shipped ScaledObject's trigger against a
-// real Prometheus that scrapes two infscale exporters (an HA pair) both
-// saying 5 for target chat.
+// real Prometheus that scrapes two infscale exporters (an HA pair of
+// deploy/base's installation) both saying 5 for target chat, and a third
+// of another installation (the chart's in namespace staging) saying 7 for
+// its own target chat.
 func TestKEDAPrometheusScalerReadsInfscale(t *testing.T) {
 	page := "# TYPE infscale_desired_replicas gauge\ninfscale_desired_replicas{target=\"chat\"} 5\n"
-	prom := startPrometheus(t, haExporters(t, page))
+	targets := haExporters(t, page)
+	other := exporter(t, "# TYPE infscale_desired_replicas gauge\ninfscale_desired_replicas{target=\"chat\"} 7\n")
+	targets[other] = map[string]string{"namespace": "staging", "service": "infscale", "pod": "infscale-c"}
+	prom := startPrometheus(t, targets)
 	// KEDA queries at time=now truncated to the second (RFC 3339), so wait
-	// until both copies have samples at least 2 s old.
-	prom.waitFor(t, `count(infscale_desired_replicas{target="chat"} offset 2s)`, "2")
+	// until the three copies have samples at least 2 s old.
+	prom.waitFor(t, `count(infscale_desired_replicas{target="chat"} offset 2s)`, "3")
 
 	b, err := os.ReadFile(filepath.Join("..", "keda", "scaledobject.yaml"))
 	if err != nil {
@@ -46,7 +51,14 @@ func TestKEDAPrometheusScalerReadsInfscale(t *testing.T) {
 	if err != nil || v != 5000 || !active {
 		t.Errorf("shipped trigger: value %dm active %v err %v; want 5000m, active", v, active, err)
 	}
-	// Trap 4: without max, the two copies are two series, which KEDA rejects.
+	// Without the installation's labels the query reads staging's chat
+	// too, and max takes its 7: the ScaledObject scaled on the higher of
+	// the two installations' decisions.
+	v, _, err = read(t, func(m map[string]string) { m["query"] = `max(infscale_desired_replicas{target="chat"})` })
+	if err != nil || v != 7000 {
+		t.Errorf("query without namespace and service: value %dm err %v; want 7000m (the other installation's)", v, err)
+	}
+	// Trap 4: without max, the copies are several series, which KEDA rejects.
 	_, _, err = read(t, func(m map[string]string) { m["query"] = `infscale_desired_replicas{target="chat"}` })
 	if err == nil || !strings.Contains(err.Error(), "multiple elements") {
 		t.Errorf("two series: want KEDA's 'multiple elements' error, got %v", err)
@@ -103,18 +115,28 @@ func scalerRead(t *testing.T, url string, so *kedav1alpha1.ScaledObject, edit fu
 }
 
 // haExporters serves page from two infscale exporters (an HA pair, pods
-// infscale-a and infscale-b) and returns them as Prometheus scrape targets
+// infscale-a and infscale-b, of deploy/base's installation: namespace and
+// service infscale) and returns them as Prometheus scrape targets
 // (host:port to labels).
 func haExporters(t *testing.T, page string) map[string]map[string]string {
 	t.Helper()
 	targets := map[string]map[string]string{}
 	for _, pod := range []string{"infscale-a", "infscale-b"} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			_, _ = w.Write([]byte(page))
-		}))
-		t.Cleanup(srv.Close)
-		targets[strings.TrimPrefix(srv.URL, "http://")] = map[string]string{"pod": pod}
+		// The target labels deploy/base's ServiceMonitor gives: its
+		// Service's namespace and name (prometheus-operator).
+		targets[exporter(t, page)] = map[string]string{"namespace": "infscale", "service": "infscale", "pod": pod}
 	}
 	return targets
+}
+
+// exporter serves page as a /metrics page until the test ends and returns
+// its host:port.
+func exporter(t *testing.T, page string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(page))
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }
