@@ -257,14 +257,16 @@ func TestConsumersReadWhatServeExports(t *testing.T) {
 // the docs give (`max(infscale_desired_replicas{target="chat"...})`, a P/D
 // pool's with its role) and the prometheus-adapter rule docs/hpa.md
 // prints, evaluated on what serve's loop exports for the shipped configs
-// (a single target chat, and chat as a prefill/decode pair): each returns
-// one series, and a role's query only its pool's.
+// (a single target chat, and chat as a prefill/decode pair), as scraped by
+// the installation the query names (its namespace and service, else
+// deploy/base's): each returns one series, and a role's query only its
+// pool's.
 func TestDocQueriesReadWhatServeExports(t *testing.T) {
-	var exported []labels.Labels
+	var served []labels.Labels
 	for _, b := range bundles(t) {
 		if b.dir == "base" || b.dir == "pd" {
 			for _, f := range b.configs {
-				exported = append(exported, scraped(servedDesired(t, f), baseScrape)...)
+				served = append(served, servedDesired(t, f)...)
 			}
 		}
 	}
@@ -281,6 +283,18 @@ func TestDocQueriesReadWhatServeExports(t *testing.T) {
 		}
 		for _, q := range re.FindAllString(string(b), -1) {
 			n++
+			// Scraped as the installation the query names (a chart
+			// release's namespace and service, docs/chart.md), else as
+			// deploy/base's.
+			inst := map[string]string{}
+			ms := equalMatchers(t, q)
+			for k, v := range baseScrape {
+				inst[k] = v
+				if w, ok := ms[k]; ok {
+					inst[k] = w
+				}
+			}
+			exported := scraped(served, inst)
 			role := roleOf(t, q)
 			matched := 0
 			for _, s := range exported {
@@ -307,8 +321,8 @@ func TestDocQueriesReadWhatServeExports(t *testing.T) {
 			}
 			for _, r := range ac.ExternalRules {
 				n++
-				q := strings.NewReplacer("<<.Series>>", r.Name.As, "<<.LabelMatchers>>", `target="chat"`).Replace(r.MetricsQuery)
-				if got := evalMax(t, q, exported); len(got) != 1 || got[0] != "target=chat" {
+				q := strings.NewReplacer("<<.Series>>", r.Name.As, "<<.LabelMatchers>>", `target="chat",namespace="infscale",service="infscale"`).Replace(r.MetricsQuery)
+				if got := evalMax(t, q, scraped(served, baseScrape)); len(got) != 1 || got[0] != "target=chat" {
 					t.Errorf("docs/hpa.md: adapter query %q on serve's series returns %v, want target chat's one series", q, got)
 				}
 			}
