@@ -10,7 +10,7 @@ import (
 // TestStalePanelThresholdIsTheRules: the panel "Time since last decision"
 // draws the age InfscaleDecisionsStale fires above (docs/grafana.md: the
 // dashed line); its query must be the rule's threshold, the right-hand
-// side of its `>`, with the panel's target filter. Before, the panel left
+// side of its `>`, with the panel's target and namespace filter. Before, the panel left
 // out the rule's `or ... + 120` for a serve without
 // infscale_decision_interval_seconds, so such a target had no line while
 // its alert fired above 120 s. The panel's age line is the rule's
@@ -19,6 +19,8 @@ import (
 // rule's 120 s at 2m10s of a decision made at 0 and scraped every 15 s), so
 // the line crossed the dashed threshold while the alert did not fire.
 func TestStalePanelThresholdIsTheRules(t *testing.T) {
+	// The panel's filter: the targets and installations picked.
+	const panelFilter = `{target=~"$target", namespace=~"$infscale_namespace"}`
 	p := parser.NewParser(parser.Options{})
 	var rule string
 	for _, rules := range ruleGroups(t) {
@@ -59,7 +61,7 @@ func TestStalePanelThresholdIsTheRules(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("panel Time since last decision: %d threshold queries %q, want 1", len(got), got)
 	}
-	panelExpr, err := p.ParseExpr(strings.ReplaceAll(got[0], `{target=~"$target"}`, ""))
+	panelExpr, err := p.ParseExpr(strings.ReplaceAll(got[0], panelFilter, ""))
 	if err != nil {
 		t.Fatalf("%q: %v", got[0], err)
 	}
@@ -77,7 +79,7 @@ func TestStalePanelThresholdIsTheRules(t *testing.T) {
 	if len(ages) != 1 {
 		t.Fatalf("panel Time since last decision: %d age queries %q, want 1", len(ages), ages)
 	}
-	ageExpr, err := p.ParseExpr(strings.ReplaceAll(ages[0], `{target=~"$target"}`, ""))
+	ageExpr, err := p.ParseExpr(strings.ReplaceAll(ages[0], panelFilter, ""))
 	if err != nil {
 		t.Fatalf("%q: %v", ages[0], err)
 	}
