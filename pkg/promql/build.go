@@ -169,6 +169,12 @@ type Target struct {
 // TTFT spec, or an override, replicas or held query that does not validate
 // (wrapping ErrInvalidQuery).
 func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
+	return build(t, opts, true)
+}
+
+// build is buildExprs; guard false builds the totals and KV without their
+// negative guard (guarded), as HistoryQueries reads them over a range.
+func build(t Target, opts Options, guard bool) (map[Signal]parser.Expr, error) {
 	o := opts.withDefaults()
 	if t.Server == modelserver.Unknown {
 		return nil, fmt.Errorf("target %q: a server profile is required to build queries (allowed: %v)", t.Name, modelserver.Names())
@@ -190,6 +196,7 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		}
 	}
 	b := newShapes(t, o)
+	b.guard = guard
 	if t.Server == modelserver.EPP { // one pool's series, not per-pod ones (epp.go)
 		return b.userQueries(t, b.eppExprs(t))
 	}
@@ -294,6 +301,7 @@ type shapes struct {
 	sel    []*labels.Matcher // the target's selector
 	id     []*labels.Matcher // its matchers on pod and namespace only
 	worker string            // the profile's gateway worker label (Families.Worker), "" if none
+	guard  bool              // total and kv refuse a live pod's value below 0 (guarded)
 }
 
 // newShapes is the shapes of target t's series under o (defaults applied).
@@ -436,12 +444,66 @@ func (b shapes) live(perPod parser.Expr) parser.Expr {
 	return binary(parser.LAND, perPod, alive, b.podOnly())
 }
 
-// total is `sum(<live per-pod sums>)` over the alternatives, nil without any.
+// total is `sum(<live per-pod sums>)` over the alternatives, guarded
+// against a pod's negative sum (guarded), nil without any.
 func (b shapes) total(families []string) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
-	return aggregate(parser.SUM, false, nil, b.live(alternatives(families, b.perPodSum)))
+	return b.guarded(parser.SUM, b.livePerPod(families, b.perPodSum))
+}
+
+// livePerPod is the live per-pod values of the alternatives (per: perPodSum
+// or perPodMax), one series per pod labelled with the pod (b.pod()): what
+// total sums and kv averages.
+func (b shapes) livePerPod(families []string, per func(string) parser.Expr) parser.Expr {
+	return b.live(alternatives(families, per))
+}
+
+// guarded is `(min(perPod) < 0) or op(perPod)`: the aggregate of the live
+// per-pod values, or, when one of them is below 0, the lowest of them. No
+// gauge of requests in flight, nor a KV cache fraction, is below 0, and an
+// aggregate hides one: pods at 50 and -40 running summed to 10, read as
+// load (desired 1 where 3 was right), where NaN and ±Inf survive a sum.
+// The answer below 0 is refused as a NaN is (ReasonNaN, a negativeValue;
+// Evaluate then names the pods: negativeRound). Both sides have no
+// labels, so or keeps the left one when there is one. One query still,
+// evaluating perPod twice. op(perPod) alone when b.guard is false.
+func (b shapes) guarded(op parser.ItemType, perPod parser.Expr) parser.Expr {
+	agg := aggregate(op, false, nil, perPod)
+	if !b.guard {
+		return agg
+	}
+	low := binary(parser.LSS, aggregate(parser.MIN, false, nil, perPod), number(0), nil)
+	return binary(parser.LOR, low, agg, nil)
+}
+
+// negativePods is the live per-pod values of target t's signal s below 0,
+// `<live per-pod values> < 0`, one series per such pod (labelled with
+// it): the query that names the pods when s's guarded total or KV read
+// below 0 (negativeRound). nil when s has no guarded shape for t (an
+// override owns it, an EPP target, another signal, or no family).
+func negativePods(t Target, opts Options, s Signal) parser.Expr {
+	if t.Server == modelserver.Unknown || t.Server == modelserver.EPP || len(t.Selector) == 0 {
+		return nil
+	}
+	if _, own := t.Overrides[s]; own {
+		return nil
+	}
+	b := newShapes(t, opts.withDefaults())
+	f := t.Server.Families()
+	var perPod parser.Expr
+	switch {
+	case s == Running && len(f.Running) > 0:
+		perPod = b.livePerPod(f.Running, b.perPodSum)
+	case s == Waiting && len(f.Waiting) > 0:
+		perPod = b.livePerPod(f.Waiting, b.perPodSum)
+	case s == KV && len(f.KV) > 0:
+		perPod = b.livePerPod(f.KV, b.perPodMax)
+	default:
+		return nil
+	}
+	return binary(parser.LSS, perPod, number(0), nil)
 }
 
 // queued counts the live pods whose waiting is above 0:
@@ -475,12 +537,13 @@ func (b shapes) unready() parser.Expr {
 	return aggregate(parser.COUNT, false, nil, binary(parser.EQLC, perPod, number(1), nil))
 }
 
-// kv is `avg(<live per-pod max>)` over the alternatives.
+// kv is `avg(<live per-pod max>)` over the alternatives, guarded against
+// a pod's negative usage (guarded).
 func (b shapes) kv(families []string) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
-	return aggregate(parser.AVG, false, nil, b.live(alternatives(families, b.perPodMax)))
+	return b.guarded(parser.AVG, b.livePerPod(families, b.perPodMax))
 }
 
 // cpu is 100 * avg over live pods of CPU seconds per second / requested cores.

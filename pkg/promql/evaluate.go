@@ -449,6 +449,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	st.Queries += e.stuckRound(ctx, p, t, values, results)
 	details, sent := e.poolSeriesRound(ctx, p, t, values)
 	st.Queries += sent
+	st.Queries += e.negativeRound(ctx, p, t, results)
 	for i, tg := range targets {
 		if p.buildErrs[i] != nil {
 			results[i].Values = unknownValues()

@@ -58,7 +58,7 @@ func HistoryQueries(t Target, opts Options, span time.Duration, promptHist, outp
 		return History{}, err
 	}
 	f := t.Server.Families()
-	exprs, err := buildExprs(Target{Name: t.Name, Server: t.Server, Selector: t.Selector, Replicas: t.Replicas}, opts)
+	exprs, err := build(Target{Name: t.Name, Server: t.Server, Selector: t.Selector, Replicas: t.Replicas}, opts, false)
 	if err != nil {
 		return History{}, err
 	}

@@ -9,7 +9,9 @@ import (
 )
 
 // TestHistoryQueries: a backtest reads the shapes serve reads live (the
-// same Running, Waiting and Reporting text), and its own counters and
+// same Running, Waiting and Reporting text, the totals without their
+// guard against a pod below 0: live, the guard's `(min(...) < 0) or ` is
+// before the same sum), and its own counters and
 // histograms with HA duplicates collapsed and family alternatives joined
 // with or.
 func TestHistoryQueries(t *testing.T) {
@@ -25,8 +27,17 @@ func TestHistoryQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Running != live[Running].String() || h.Waiting != live[Waiting].String() || h.Replicas != live[Reporting].String() {
+	unguarded, err := build(Target{Name: "chat", Server: modelserver.VLLM, Selector: sel}, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Running != unguarded[Running].String() || h.Waiting != unguarded[Waiting].String() || h.Replicas != live[Reporting].String() {
 		t.Errorf("history totals differ from the live signals:\n%s\n%s\n%s", h.Running, h.Waiting, h.Replicas)
+	}
+	for _, s := range []Signal{Running, Waiting} {
+		if got := live[s].String(); !strings.HasPrefix(got, "(min(") || !strings.HasSuffix(got, ") < 0) or "+unguarded[s].String()) {
+			t.Errorf("live %s %s: want (min(<per pod>) < 0) or <the history's>", s, got)
+		}
 	}
 	// Copies of a pod's series (HA pairs, two scrape jobs) fold on the pod's identity.
 	key := "namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model"
