@@ -301,7 +301,7 @@ type shapes struct {
 	sel    []*labels.Matcher // the target's selector
 	id     []*labels.Matcher // its matchers on pod and namespace only
 	worker string            // the profile's gateway worker label (Families.Worker), "" if none
-	guard  bool              // total and kv refuse a live pod's value below 0 (guarded)
+	guard  bool              // total and kv refuse a live series below 0 (guarded)
 }
 
 // newShapes is the shapes of target t's series under o (defaults applied).
@@ -366,7 +366,7 @@ func (b shapes) podOnly() []string { return []string{b.o.PodLabel} }
 // perPodSum is `sum by (pod) (max without (<replica labels>) (F{sel}))`:
 // HA duplicates collapse first, then the engines/ranks of a pod add up.
 func (b shapes) perPodSum(family string) parser.Expr {
-	return aggregate(parser.SUM, false, b.pod(), b.dedup(selector(family, b.sel)))
+	return aggregate(parser.SUM, false, b.pod(), b.podSeries(family))
 }
 
 // podSeriesLabels tell a pod's own series of one family apart: its engines
@@ -445,45 +445,49 @@ func (b shapes) live(perPod parser.Expr) parser.Expr {
 }
 
 // total is `sum(<live per-pod sums>)` over the alternatives, guarded
-// against a pod's negative sum (guarded), nil without any.
+// against a series below 0 (guarded), nil without any.
 func (b shapes) total(families []string) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
-	return b.guarded(parser.SUM, b.livePerPod(families, b.perPodSum))
+	return b.guarded(parser.SUM, b.live(alternatives(families, b.perPodSum)), b.live(alternatives(families, b.podSeries)))
 }
 
-// livePerPod is the live per-pod values of the alternatives (per: perPodSum
-// or perPodMax), one series per pod labelled with the pod (b.pod()): what
-// total sums and kv averages.
-func (b shapes) livePerPod(families []string, per func(string) parser.Expr) parser.Expr {
-	return b.live(alternatives(families, per))
+// podSeries is what perPodSum adds up for a pod: `max by (<dedup key>)
+// (F{sel})`, each engine's, rank's and model's series once.
+func (b shapes) podSeries(family string) parser.Expr {
+	return b.dedup(selector(family, b.sel))
 }
 
-// guarded is `(min(perPod) < 0) or op(perPod)`: the aggregate of the live
-// per-pod values, or, when one of them is below 0, the lowest of them. No
-// gauge of requests in flight, nor a KV cache fraction, is below 0, and an
-// aggregate hides one: pods at 50 and -40 running summed to 10, read as
-// load (desired 1 where 3 was right), where NaN and ±Inf survive a sum.
-// The answer below 0 is refused as a NaN is (ReasonNaN, a negativeValue;
-// Evaluate then names the pods: negativeRound). Both sides have no
+// rawSeries is F{sel}: what perPodMax takes the max of.
+func (b shapes) rawSeries(family string) parser.Expr { return selector(family, b.sel) }
+
+// guarded is `(min(series) < 0) or op(perPod)`: the aggregate of the live
+// per-pod values, or, when a live series they are made of is below 0, the
+// lowest such series' value. No gauge of requests in flight, nor a KV
+// cache fraction, is below 0 (embedded mode refuses a page with one), and
+// a sum or an average hides one: pods at 50 and -40 running summed to 10,
+// read as load, where NaN and ±Inf survive it. The answer below 0 is
+// refused as a NaN is (branchValues.single: ReasonNaN, a negativeValue;
+// Evaluate then names the series: negativeRound). Both sides have no
 // labels, so or keeps the left one when there is one. One query still,
-// evaluating perPod twice. op(perPod) alone when b.guard is false.
-func (b shapes) guarded(op parser.ItemType, perPod parser.Expr) parser.Expr {
+// which reads the series twice. op(perPod) alone when b.guard is false.
+func (b shapes) guarded(op parser.ItemType, perPod, series parser.Expr) parser.Expr {
 	agg := aggregate(op, false, nil, perPod)
 	if !b.guard {
 		return agg
 	}
-	low := binary(parser.LSS, aggregate(parser.MIN, false, nil, perPod), number(0), nil)
+	low := binary(parser.LSS, aggregate(parser.MIN, false, nil, series), number(0), nil)
 	return binary(parser.LOR, low, agg, nil)
 }
 
-// negativePods is the live per-pod values of target t's signal s below 0,
-// `<live per-pod values> < 0`, one series per such pod (labelled with
-// it): the query that names the pods when s's guarded total or KV read
-// below 0 (negativeRound). nil when s has no guarded shape for t (an
-// override owns it, an EPP target, another signal, or no family).
-func negativePods(t Target, opts Options, s Signal) parser.Expr {
+// belowZero is the live series of target t's signal s that are below 0,
+// `<live series> < 0` (the series guarded reads the min of), each with its
+// labels (pod, engine, ...): the query that names them when s's guarded
+// total or KV read below 0 (negativeRound). nil when s has no guarded
+// shape for t (an override owns it, an EPP target, another signal, or no
+// family).
+func belowZero(t Target, opts Options, s Signal) parser.Expr {
 	if t.Server == modelserver.Unknown || t.Server == modelserver.EPP || len(t.Selector) == 0 {
 		return nil
 	}
@@ -492,18 +496,18 @@ func negativePods(t Target, opts Options, s Signal) parser.Expr {
 	}
 	b := newShapes(t, opts.withDefaults())
 	f := t.Server.Families()
-	var perPod parser.Expr
+	var series parser.Expr
 	switch {
 	case s == Running && len(f.Running) > 0:
-		perPod = b.livePerPod(f.Running, b.perPodSum)
+		series = alternatives(f.Running, b.podSeries)
 	case s == Waiting && len(f.Waiting) > 0:
-		perPod = b.livePerPod(f.Waiting, b.perPodSum)
+		series = alternatives(f.Waiting, b.podSeries)
 	case s == KV && len(f.KV) > 0:
-		perPod = b.livePerPod(f.KV, b.perPodMax)
+		series = alternatives(f.KV, b.rawSeries)
 	default:
 		return nil
 	}
-	return binary(parser.LSS, perPod, number(0), nil)
+	return binary(parser.LSS, b.live(series), number(0), nil)
 }
 
 // queued counts the live pods whose waiting is above 0:
@@ -538,12 +542,12 @@ func (b shapes) unready() parser.Expr {
 }
 
 // kv is `avg(<live per-pod max>)` over the alternatives, guarded against
-// a pod's negative usage (guarded).
+// a series below 0 (guarded).
 func (b shapes) kv(families []string) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
-	return b.guarded(parser.AVG, b.livePerPod(families, b.perPodMax))
+	return b.guarded(parser.AVG, b.live(alternatives(families, b.perPodMax)), b.live(alternatives(families, b.rawSeries)))
 }
 
 // cpu is 100 * avg over live pods of CPU seconds per second / requested cores.

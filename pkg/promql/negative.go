@@ -13,52 +13,53 @@ import (
 // live pod's value below 0 (shapes.guarded): a sum or an average hides one.
 var guardedSignals = []Signal{Running, Waiting, KV}
 
-// maxNamedPods caps the pods a negativePodsError lists.
-const maxNamedPods = 3
+// maxNamedSeries caps the series a negativeSeriesError lists.
+const maxNamedSeries = 3
 
-// podValue is one pod's series (its labels, TargetLabel left out) and value.
-type podValue struct {
+// seriesValue is one series (its labels, TargetLabel left out) and its value.
+type seriesValue struct {
 	series string
 	value  float64
 }
 
-// negativePodsError is the cause of a guarded signal read below 0 with
-// the pods that read it named: at most maxNamedPods of them, lowest first,
-// out of n. It unwraps to the negativeValue read.
-type negativePodsError struct {
+// negativeSeriesError is the cause of a guarded signal read below 0 with
+// the live series below 0 named (their labels: pod, engine, ...): at most
+// maxNamedSeries of them, lowest first, out of n. It unwraps to the
+// negativeValue read.
+type negativeSeriesError struct {
 	signal Signal
 	value  negativeValue
-	pods   []podValue
+	series []seriesValue
 	n      int
-	err    error // the query naming the pods failed (pods empty)
+	err    error // the query naming the series failed (series empty)
 }
 
-func (e *negativePodsError) Error() string {
+func (e *negativeSeriesError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v: ", e.value)
 	switch {
-	case len(e.pods) > 0:
-		for i, p := range e.pods {
+	case len(e.series) > 0:
+		for i, p := range e.series {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			fmt.Fprintf(&b, "%s %s %v", p.series, e.signal, p.value)
 		}
-		if e.n > len(e.pods) {
-			fmt.Fprintf(&b, " and %d more pod(s)", e.n-len(e.pods))
+		if e.n > len(e.series) {
+			fmt.Fprintf(&b, " and %d more series", e.n-len(e.series))
 		}
-		fmt.Fprintf(&b, " (a live pod's %s below 0", e.signal)
+		fmt.Fprintf(&b, " (a live pod's series of %s below 0", e.signal)
 	case e.err != nil:
-		fmt.Fprintf(&b, "a live pod's %s below 0 (the query naming the pods failed: %v", e.signal, e.err)
+		fmt.Fprintf(&b, "a live pod's series of %s below 0 (the query naming it failed: %v", e.signal, e.err)
 	default:
-		fmt.Fprintf(&b, "a live pod's %s below 0 (none was below 0 when asked again to name it", e.signal)
+		fmt.Fprintf(&b, "a live pod's series of %s below 0 (none was below 0 when asked again to name it", e.signal)
 	}
-	fmt.Fprintf(&b, ", which the %s over pods would hide: no %s is below 0, so its exporter, or a proxy that rewrote its page, is broken; %s is unknown until no pod reads below 0)",
+	fmt.Fprintf(&b, ", which the %s over pods would hide: no %s is below 0, so its exporter, or a proxy that rewrote its page, is broken; %s is unknown until no series reads below 0)",
 		aggregateOf(e.signal), what(e.signal), e.signal)
 	return b.String()
 }
 
-func (e *negativePodsError) Unwrap() error { return e.value }
+func (e *negativeSeriesError) Unwrap() error { return e.value }
 
 // aggregateOf names what the guarded query of s does over pods.
 func aggregateOf(s Signal) string {
@@ -76,12 +77,12 @@ func what(s Signal) string {
 	return "count of requests"
 }
 
-// negativeRound names the pods behind each guarded signal (guardedSignals)
-// that read below 0 this cycle (a *QueryError, ReasonNaN, wrapping a
-// negativeValue), asking `<live per-pod values> < 0` (negativePods) of
+// negativeRound names the series behind each guarded signal
+// (guardedSignals) that read below 0 this cycle (a *QueryError, ReasonNaN,
+// wrapping a negativeValue), asking `<live series> < 0` (belowZero) of
 // those targets, one query per signal for up to the plan's batch size of
 // them (none in a cycle without such a read), and rewrites the errors in
-// results to name them (negativePodsError; the reason stays nan, the
+// results to name them (negativeSeriesError; the reason stays nan, the
 // signal unknown). It returns the queries sent.
 func (e *Evaluator) negativeRound(ctx context.Context, p *Plan, t time.Time, results []Result) int {
 	sent := 0
@@ -91,7 +92,7 @@ func (e *Evaluator) negativeRound(ctx context.Context, p *Plan, t time.Time, res
 			if p.buildErrs[i] != nil || !p.signals[i].has(s) || negativeRead(results[i].Errors[s]) == nil {
 				continue
 			}
-			if ex := negativePods(tg, p.opts, s); ex != nil {
+			if ex := belowZero(tg, p.opts, s); ex != nil {
 				jobs = append(jobs, job{target: i, text: verbatim(ex.String())})
 			}
 		}
@@ -101,7 +102,7 @@ func (e *Evaluator) negativeRound(ctx context.Context, p *Plan, t time.Time, res
 			jobs = jobs[n:]
 			vec, _, err := e.API.Instant(ctx, textString(textOf(b)), t)
 			sent++
-			pods := make([][]podValue, len(b))
+			pods := make([][]seriesValue, len(b))
 			for _, smp := range vec {
 				k := 0
 				if len(b) > 1 {
@@ -111,14 +112,14 @@ func (e *Evaluator) negativeRound(ctx context.Context, p *Plan, t time.Time, res
 				}
 				m := smp.Metric.Clone()
 				delete(m, TargetLabel)
-				pods[k] = append(pods[k], podValue{series: m.String(), value: float64(smp.Value)})
+				pods[k] = append(pods[k], seriesValue{series: m.String(), value: float64(smp.Value)})
 			}
 			for k, j := range b {
 				qe := results[j.target].Errors[s].(*QueryError)
-				ne := &negativePodsError{signal: s, value: *negativeRead(qe), err: err}
+				ne := &negativeSeriesError{signal: s, value: *negativeRead(qe), err: err}
 				if err == nil {
 					ps := pods[k]
-					slices.SortFunc(ps, func(a, b podValue) int {
+					slices.SortFunc(ps, func(a, b seriesValue) int {
 						if a.value != b.value {
 							if a.value < b.value {
 								return -1
@@ -127,7 +128,7 @@ func (e *Evaluator) negativeRound(ctx context.Context, p *Plan, t time.Time, res
 						}
 						return strings.Compare(a.series, b.series)
 					})
-					ne.n, ne.pods = len(ps), ps[:min(len(ps), maxNamedPods)]
+					ne.n, ne.series = len(ps), ps[:min(len(ps), maxNamedSeries)]
 				}
 				results[j.target].Errors[s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: ne}
 			}

@@ -44,7 +44,7 @@ const negativeSeries = `
 // the pod and its value, in the batched and in the one-target path alike;
 // the dead pod c's -5 is neither summed nor refused. Target code, in the
 // same batches, reads 3 + 4 = 7 running, 1 + 0 = 1 waiting, KV (0.2 +
-// 0.4) / 2 = 0.3. The queries that name the pods are sent only for the
+// 0.4) / 2 = 0.3. The queries that name the series are sent only for the
 // signals read below 0: 2 more (running, kv) in the cycle.
 func TestEngineNegativePodRefused(t *testing.T) {
 	api := newEngineAPI(t, negativeSeries)
@@ -55,14 +55,14 @@ func TestEngineNegativePodRefused(t *testing.T) {
 			plan := NewPlan([]Target{chat, code}, Options{}, batch)
 			res, st := ev.Run(context.Background(), plan, at)
 			if st.Queries != plan.Queries()+2 {
-				t.Errorf("queries %d, want the plan's %d + 2 naming chat's pods (running, kv)", st.Queries, plan.Queries())
+				t.Errorf("queries %d, want the plan's %d + 2 naming chat's series (running, kv)", st.Queries, plan.Queries())
 			}
 			for _, c := range []struct {
 				s    Signal
 				want string
 			}{
-				{Running, `negative value -40: {pod="chat-b"} running -40 (a live pod's running below 0, which the sum over pods would hide`},
-				{KV, `negative value -0.3: {pod="chat-b"} kv -0.3 (a live pod's kv below 0, which the average over pods would hide`},
+				{Running, `negative value -40: {engine="0", namespace="llm", pod="chat-b"} running -40 (a live pod's series of running below 0, which the sum over pods would hide`},
+				{KV, `negative value -0.3: vllm:kv_cache_usage_perc{engine="0", namespace="llm", pod="chat-b"} kv -0.3 (a live pod's series of kv below 0, which the average over pods would hide`},
 			} {
 				err := res[0].Errors[c.s]
 				var nv negativeValue
@@ -89,21 +89,21 @@ func TestEngineNegativePodRefused(t *testing.T) {
 
 // TestEngineNegativePodsNamedLowestFirst: four live pods below 0 (-1, -7,
 // -3, -2) and one at 20: running reads min -7; the error names the three
-// lowest, -7, -3, -2, and "1 more pod(s)".
+// lowest, -7, -3, -2, and "1 more series".
 func TestEngineNegativePodsNamedLowestFirst(t *testing.T) {
 	var b strings.Builder
 	for i, v := range []int{-1, -7, -3, -2, 20} {
 		fmt.Fprintf(&b, "  vllm:num_requests_running{namespace=\"llm\",pod=\"p%d\"} %dx40\n  up{namespace=\"llm\",pod=\"p%d\"} 1x40\n", i, v, i)
 	}
 	r := evalOne(t, newEngineAPI(t, b.String()), sel(t, `{namespace="llm"}`), Options{})
-	want := `negative value -7: {pod="p1"} running -7, {pod="p2"} running -3, {pod="p3"} running -2 and 1 more pod(s) (`
+	want := `negative value -7: {namespace="llm", pod="p1"} running -7, {namespace="llm", pod="p2"} running -3, {namespace="llm", pod="p3"} running -2 and 1 more series (`
 	if err := r.Errors[Running]; ReasonOf(err) != ReasonNaN || !strings.Contains(fmt.Sprint(err), want) {
 		t.Errorf("running: %v\nwant it to say %q", err, want)
 
 	}
 }
 
-// failNaming is engineAPI whose queries naming the pods (`... < 0`
+// failNaming is engineAPI whose queries naming the series (`... < 0`
 // without the guard's `or`) fail, as a Prometheus gone between two queries.
 type failNaming struct{ *engineAPI }
 
@@ -114,13 +114,33 @@ func (f failNaming) Instant(ctx context.Context, q string, ts time.Time) (model.
 	return f.engineAPI.Instant(ctx, q, ts)
 }
 
-// TestEngineNegativePodNamingFails: the query naming the pods fails; the
+// TestEngineNegativePodNamingFails: the query naming the series fails; the
 // signal is still refused (reason nan, the value read), the error saying
 // it could not name them.
 func TestEngineNegativePodNamingFails(t *testing.T) {
 	r := evalOne(t, failNaming{newEngineAPI(t, negativeSeries)}, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{})
-	want := "negative value -40: a live pod's running below 0 (the query naming the pods failed: "
+	want := "negative value -40: a live pod's series of running below 0 (the query naming it failed: "
 	if err := r.Errors[Running]; ReasonOf(err) != ReasonNaN || !strings.Contains(fmt.Sprint(err), want) {
 		t.Errorf("running: %v\nwant reason nan, saying %q", err, want)
+	}
+}
+
+// TestEngineNegativeEngineRefused: a vLLM pod with data parallel 2 whose
+// engine 1 says running -3 beside engine 0's 5: the pod's sum, 2, hid it
+// (as a pod's does in the total); refused, naming the engine. The other
+// pod's two engines, 4 and 0, are fine.
+func TestEngineNegativeEngineRefused(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",pod="dp-a",engine="0"} 5x40
+  vllm:num_requests_running{namespace="llm",pod="dp-a",engine="1"} -3x40
+  vllm:num_requests_running{namespace="llm",pod="dp-b",engine="0"} 4x40
+  vllm:num_requests_running{namespace="llm",pod="dp-b",engine="1"} 0x40
+  up{namespace="llm",pod="dp-a"} 1x40
+  up{namespace="llm",pod="dp-b"} 1x40
+`)
+	r := evalOne(t, api, sel(t, `{namespace="llm"}`), Options{})
+	want := `negative value -3: {engine="1", namespace="llm", pod="dp-a"} running -3 (`
+	if err := r.Errors[Running]; ReasonOf(err) != ReasonNaN || !strings.Contains(fmt.Sprint(err), want) || r.Values[Reporting] != 2 {
+		t.Errorf("running: %v (reporting %v)\nwant reason nan, saying %q, 2 pods reporting", err, r.Values[Reporting], want)
 	}
 }
