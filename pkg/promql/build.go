@@ -366,7 +366,7 @@ func (b shapes) podOnly() []string { return []string{b.o.PodLabel} }
 // perPodSum is `sum by (pod) (max without (<replica labels>) (F{sel}))`:
 // HA duplicates collapse first, then the engines/ranks of a pod add up.
 func (b shapes) perPodSum(family string) parser.Expr {
-	return aggregate(parser.SUM, false, b.pod(), b.podSeries(family))
+	return aggregate(parser.SUM, false, b.pod(), b.dedup(selector(family, b.sel)))
 }
 
 // podSeriesLabels tell a pod's own series of one family apart: its engines
@@ -450,21 +450,19 @@ func (b shapes) total(families []string) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
-	return b.guarded(parser.SUM, b.live(alternatives(families, b.perPodSum)), b.live(alternatives(families, b.podSeries)))
+	return b.guarded(parser.SUM, b.live(alternatives(families, b.perPodSum)), b.live(alternatives(families, b.rawSeries)))
 }
 
-// podSeries is what perPodSum adds up for a pod: `max by (<dedup key>)
-// (F{sel})`, each engine's, rank's and model's series once.
-func (b shapes) podSeries(family string) parser.Expr {
-	return b.dedup(selector(family, b.sel))
-}
-
-// rawSeries is F{sel}: what perPodMax takes the max of.
+// rawSeries is F{sel}: the series a pod's value is made of (perPodSum
+// adds them up, copies folded; perPodMax takes their max).
 func (b shapes) rawSeries(family string) parser.Expr { return selector(family, b.sel) }
 
 // guarded is `(min(series) < 0) or op(perPod)`: the aggregate of the live
 // per-pod values, or, when a live series they are made of is below 0, the
-// lowest such series' value. No gauge of requests in flight, nor a KV
+// lowest such series' value. series are the live raw series (rawSeries:
+// copies of a series are not folded, which a min needs not, and the
+// dedup key would add about 75 bytes a target to a query that is already
+// twice as long). No gauge of requests in flight, nor a KV
 // cache fraction, is below 0 (embedded mode refuses a page with one), and
 // a sum or an average hides one: pods at 50 and -40 running summed to 10,
 // read as load, where NaN and ±Inf survive it. The answer below 0 is
@@ -499,9 +497,9 @@ func belowZero(t Target, opts Options, s Signal) parser.Expr {
 	var series parser.Expr
 	switch {
 	case s == Running && len(f.Running) > 0:
-		series = alternatives(f.Running, b.podSeries)
+		series = alternatives(f.Running, b.rawSeries)
 	case s == Waiting && len(f.Waiting) > 0:
-		series = alternatives(f.Waiting, b.podSeries)
+		series = alternatives(f.Waiting, b.rawSeries)
 	case s == KV && len(f.KV) > 0:
 		series = alternatives(f.KV, b.rawSeries)
 	default:

@@ -43,7 +43,7 @@ func (e *negativeSeriesError) Error() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s %s %v", p.series, e.signal, p.value)
+			fmt.Fprintf(&b, "%s %v", p.series, p.value)
 		}
 		if e.n > len(e.series) {
 			fmt.Fprintf(&b, " and %d more series", e.n-len(e.series))

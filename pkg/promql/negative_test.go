@@ -61,8 +61,8 @@ func TestEngineNegativePodRefused(t *testing.T) {
 				s    Signal
 				want string
 			}{
-				{Running, `negative value -40: {engine="0", namespace="llm", pod="chat-b"} running -40 (a live pod's series of running below 0, which the sum over pods would hide`},
-				{KV, `negative value -0.3: vllm:kv_cache_usage_perc{engine="0", namespace="llm", pod="chat-b"} kv -0.3 (a live pod's series of kv below 0, which the average over pods would hide`},
+				{Running, `negative value -40: vllm:num_requests_running{engine="0", namespace="llm", pod="chat-b"} -40 (a live pod's series of running below 0, which the sum over pods would hide`},
+				{KV, `negative value -0.3: vllm:kv_cache_usage_perc{engine="0", namespace="llm", pod="chat-b"} -0.3 (a live pod's series of kv below 0, which the average over pods would hide`},
 			} {
 				err := res[0].Errors[c.s]
 				var nv negativeValue
@@ -96,7 +96,7 @@ func TestEngineNegativePodsNamedLowestFirst(t *testing.T) {
 		fmt.Fprintf(&b, "  vllm:num_requests_running{namespace=\"llm\",pod=\"p%d\"} %dx40\n  up{namespace=\"llm\",pod=\"p%d\"} 1x40\n", i, v, i)
 	}
 	r := evalOne(t, newEngineAPI(t, b.String()), sel(t, `{namespace="llm"}`), Options{})
-	want := `negative value -7: {namespace="llm", pod="p1"} running -7, {namespace="llm", pod="p2"} running -3, {namespace="llm", pod="p3"} running -2 and 1 more series (`
+	want := `negative value -7: vllm:num_requests_running{namespace="llm", pod="p1"} -7, vllm:num_requests_running{namespace="llm", pod="p2"} -3, vllm:num_requests_running{namespace="llm", pod="p3"} -2 and 1 more series (`
 	if err := r.Errors[Running]; ReasonOf(err) != ReasonNaN || !strings.Contains(fmt.Sprint(err), want) {
 		t.Errorf("running: %v\nwant it to say %q", err, want)
 
@@ -139,7 +139,7 @@ func TestEngineNegativeEngineRefused(t *testing.T) {
   up{namespace="llm",pod="dp-b"} 1x40
 `)
 	r := evalOne(t, api, sel(t, `{namespace="llm"}`), Options{})
-	want := `negative value -3: {engine="1", namespace="llm", pod="dp-a"} running -3 (`
+	want := `negative value -3: vllm:num_requests_running{engine="1", namespace="llm", pod="dp-a"} -3 (`
 	if err := r.Errors[Running]; ReasonOf(err) != ReasonNaN || !strings.Contains(fmt.Sprint(err), want) || r.Values[Reporting] != 2 {
 		t.Errorf("running: %v (reporting %v)\nwant reason nan, saying %q, 2 pods reporting", err, r.Values[Reporting], want)
 	}

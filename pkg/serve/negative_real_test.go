@@ -101,7 +101,7 @@ targets:
 		}
 	}
 	if len(failed) != 1 || !strings.Contains(failed[0], "signal=running") || !strings.Contains(failed[0], "reason=nan") ||
-		!strings.Contains(failed[0], `{namespace=\"llm\", pod=\"chat-b\"} running -40`) {
+		!strings.Contains(failed[0], `pod=\"chat-b\"} -40 (a live pod's series of running below 0`) {
 		t.Errorf("failed-read lines %q, want one naming signal running, reason nan, pod chat-b and -40:\n%s", failed, logs.String())
 	}
 
