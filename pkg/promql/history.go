@@ -26,7 +26,9 @@ type History struct {
 	// in the range comes after its start (failed scrapes across the start),
 	// which is otherwise a new pod's, counted in full.
 	SuccessBaseline string
-	// Running and Waiting are the Running and Waiting signals' queries.
+	// Running and Waiting are the Running and Waiting signals' queries
+	// without their guard against a series below 0 (shapes.guarded):
+	// backtest refuses a history whose sum is below 0 at any step.
 	Running, Waiting string
 	// Replicas is Target.Replicas when set, else the Reporting signal's
 	// query (live pods reporting the running gauge).
