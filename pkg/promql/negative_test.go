@@ -38,8 +38,8 @@ const negativeSeries = `
 `
 
 // TestEngineNegativePodRefused: a live pod's running of -40 beside one of
-// 50 summed to 10 and read as load (queue target 20: desired 1 where 3
-// was right); a KV usage of -0.3 beside 0.5 averaged to 0.1. Both are
+// 50 summed to 10 and was read as load; a KV usage of -0.3 beside 0.5
+// averaged to 0.1 (read as a cache a tenth used). Both are
 // refused as NaN is (reason nan, the signal unknown), the error naming
 // the pod and its value, in the batched and in the one-target path alike;
 // the dead pod c's -5 is neither summed nor refused. Target code, in the
