@@ -44,3 +44,45 @@ func TestLargestNamesTheMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingReplicasText: the step of a metric with replicas missing says
+// how many replicas the new ratio is over and multiplies that ratio, and,
+// when it keeps the count, whether the tolerance or the change of direction
+// kept it. The incident reproduced with serve (2 of 6 pages answering):
+// queue target 20, current 6, 2 reporting, queue 248: ratio 248 / (20 × 2)
+// = 6.2; the 4 missing at 0: 248 / (20 × 6) = 2.0667, × 6 = 12.4, ceil 13
+// (it read "ratio 6.2 becomes 2.067 over 6 × 6 = ceil(12.4) = 13", a
+// product of 36). Queue 132 on 6 of 8: 132 / (20 × 6) = 1.1, the 2 missing
+// at 0: 132 / (20 × 8) = 0.825, below 1: keep 8 (it read "within tolerance
+// [0.9, 1.1] or changing direction", 0.825 being outside the band). Queue
+// 76 on 3 of 4: 76 / 60 = 1.267, over 4: 76 / 80 = 0.95, inside [0.9, 1.1].
+func TestMissingReplicasText(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		cur, reporting int
+		queue          float64
+		desired        int // the metric's recommendation
+		reason         Reason
+		want           string
+	}{
+		{"scale-up over all", 6, 2, 248, 13, ReasonMetric,
+			"queue 248 / target 20 per replica = ceil(12.4) = 13 (running 0 + waiting 248); 4 of 6 replicas missing, counted at 0 each (scale-up): ratio 6.2 becomes 2.067 over 6 replicas: 2.067 × 6 = ceil(12.4) = 13"},
+		{"direction", 8, 6, 132, 8, ReasonTolerance,
+			"queue 132 / target 20 per replica = ceil(6.6) = 7 (running 0 + waiting 132); 2 of 8 replicas missing, counted at 0 each (scale-up): ratio 1.1 becomes 0.825 over 8 replicas, on the other side of 1 from 1.1 (the missing or unready replicas counted change the direction): keep 8"},
+		{"tolerance", 4, 3, 76, 4, ReasonTolerance,
+			"queue 76 / target 20 per replica = ceil(3.8) = 4 (running 0 + waiting 76); 1 of 4 replicas missing, counted at 0 each (scale-up): ratio 1.267 becomes 0.95 over 4 replicas, within tolerance [0.9, 1.1]: keep 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 20}}, Min: 1, Max: 20})
+			obs := queueObs(tc.cur, tc.queue)
+			obs.Reporting = tc.reporting
+			d := Decide(p, obs, nil, at(1000))
+			if len(d.Steps) == 0 || len(d.Raw) == 0 {
+				t.Fatalf("no steps:\n%s", stepsText(d))
+			}
+			if s := d.Steps[0]; d.Raw[0].Desired != tc.desired || s.Reason != tc.reason || s.Text != tc.want {
+				t.Errorf("metric step: got %d (%s) %q\nwant %d (%s) %q", d.Raw[0].Desired, s.Reason, s.Text, tc.desired, tc.reason, tc.want)
+			}
+		})
+	}
+}

@@ -243,14 +243,17 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 	newUsage := sum / float64(count)
 	r.Ratio = newUsage
 	if ex {
-		text += ": ratio " + tol.ratioText(usage) + " becomes " + tol.ratioText(newUsage) + " over " + itoa(count)
+		text += ": ratio " + tol.ratioText(usage) + " becomes " + tol.ratioText(newUsage) + " over " + itoa(count) + " replicas"
 	}
 	if tol.within(newUsage) || (usage < 1 && newUsage > 1) || (usage > 1 && newUsage < 1) {
 		r.Desired = cur
 		if !ex {
 			return r, ReasonTolerance, text
 		}
-		return r, ReasonTolerance, text + ", within tolerance " + tol.band() + " or changing direction: keep " + itoa(cur)
+		if tol.within(newUsage) {
+			return r, ReasonTolerance, text + ", within tolerance " + tol.band() + ": keep " + itoa(cur)
+		}
+		return r, ReasonTolerance, text + ", on the other side of 1 from " + tol.ratioText(usage) + " (the missing or unready replicas counted change the direction): keep " + itoa(cur)
 	}
 	next := ceilReplicas(newUsage * float64(count))
 	if (newUsage < 1 && next > cur) || (newUsage > 1 && next < cur) {
@@ -264,5 +267,5 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 	if !ex {
 		return r, ReasonMetric, text
 	}
-	return r, ReasonMetric, text + " × " + itoa(count) + " = " + countText(newUsage*float64(count))
+	return r, ReasonMetric, text + ": " + tol.ratioText(newUsage) + " × " + itoa(count) + " = " + countText(newUsage*float64(count))
 }
