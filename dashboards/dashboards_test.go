@@ -197,11 +197,12 @@ type dashboard struct {
 }
 
 type panel struct {
-	Type       string       `json:"type"`
-	Title      string       `json:"title"`
-	Datasource *datasource  `json:"datasource"`
-	Targets    []panelQuery `json:"targets"`
-	Panels     []panel      `json:"panels"` // a collapsed row's panels
+	Type        string       `json:"type"`
+	Title       string       `json:"title"`
+	Description string       `json:"description"`
+	Datasource  *datasource  `json:"datasource"`
+	Targets     []panelQuery `json:"targets"`
+	Panels      []panel      `json:"panels"` // a collapsed row's panels
 }
 
 type datasource struct {
