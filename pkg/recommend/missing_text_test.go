@@ -1,6 +1,9 @@
 package recommend
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPartialDataNamesTheMetric: the partial-data step names the unknown
 // metric, so a reader knows which signal to fix. queue:4 and ttft:1s on 4
@@ -84,5 +87,39 @@ func TestMissingReplicasText(t *testing.T) {
 				t.Errorf("metric step: got %d (%s) %q\nwant %d (%s) %q", d.Raw[0].Desired, s.Reason, s.Text, tc.desired, tc.reason, tc.want)
 			}
 		})
+	}
+}
+
+// TestRawLargest: RawResults.Largest names the metric the "largest" step
+// names. queue:4 and waiting:2 on 2 replicas, 20 waiting: queue ceil(20/4)
+// = 5, waiting ceil(20/2) = 10: waiting. queue:4 and waiting:4 on 2, 20
+// waiting: both 5, a tie: the first, queue. queue:4 and ttft:1s with TTFT
+// unknown: queue alone. Nothing known: none.
+func TestRawLargest(t *testing.T) {
+	for _, tc := range []struct {
+		metrics []Metric
+		obs     Observation
+		want    string // "" none
+	}{
+		{[]Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalWaiting, Target: 2}}, queueObs(2, 20), "waiting"},
+		{[]Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalWaiting, Target: 4}}, queueObs(2, 20), "queue"},
+		{[]Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalTTFT, Target: 1}}, queueObs(2, 20), "queue"},
+		{[]Metric{{Signal: SignalQueue, Target: 4}}, Observation{Current: 2, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}, ""},
+	} {
+		p := mustValidate(t, &Policy{Metrics: tc.metrics, Min: 1, Max: 20})
+		d := Decide(p, tc.obs, nil, at(1000))
+		s, ok := d.Raw.Largest()
+		got := ""
+		if ok {
+			got = s.String()
+		}
+		if got != tc.want {
+			t.Errorf("%v: Largest() = %q, want %q\n%s", tc.metrics, got, tc.want, stepsText(d))
+		}
+		for _, st := range d.Steps {
+			if st.Stage == StageLargest && !strings.HasSuffix(st.Text, "("+tc.want+")") {
+				t.Errorf("%v: the largest step %q names another metric than %q", tc.metrics, st.Text, tc.want)
+			}
+		}
 	}
 }

@@ -485,3 +485,21 @@ func HitFraction(hits, queries float64) float64 {
 	}
 	return hits / queries
 }
+
+// Largest is the metric whose recommendation the decision took: the valid
+// one (known, not abstained) with the largest Desired, the first in
+// Policy.Metrics order on a tie, as Decide's "largest" stage names it.
+// ok is false when no metric was valid (no-data, or every metric
+// abstained).
+func (rs RawResults) Largest() (s Signal, ok bool) {
+	best := 0
+	for _, r := range rs {
+		if !r.Valid || r.Abstained {
+			continue
+		}
+		if !ok || r.Desired > best {
+			s, best, ok = r.Signal, r.Desired, true
+		}
+	}
+	return s, ok
+}

@@ -870,11 +870,18 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	})
 	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
+		// The metric whose recommendation the decision took, as the HPA's
+		// rescale event names the metric above or below its target: the
+		// line alone says what drove the change; its record has the numbers.
+		attrs := []any{"target", t.cfg.Name}
 		if t.cfg.Role != 0 {
-			l.log.Info("desired replicas changed", "target", t.cfg.Name, "role", t.cfg.Role.String(), "from", prev, "to", d.Desired, "reason", d.Reason.String())
-		} else {
-			l.log.Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+			attrs = append(attrs, "role", t.cfg.Role.String())
 		}
+		attrs = append(attrs, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		if s, ok := d.Raw.Largest(); ok {
+			attrs = append(attrs, "metric", s.String())
+		}
+		l.log.Info("desired replicas changed", attrs...)
 	}
 	rec := Record{Target: t.cfg.Name, Role: roleName(t.cfg.Role), Pair: pair, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}

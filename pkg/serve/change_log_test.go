@@ -1,0 +1,49 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// TestChangeLogNamesTheMetric: the "desired replicas changed" line names
+// the metric the decision took, as the HPA's rescale event names the metric
+// above its target, so a log search answers what drove a change. queue:24
+// and waiting:2 at 1 replica, running 10 + waiting 20: queue ceil(30/24) = 2,
+// waiting ceil(20/2) = 10, the largest; the default scale-up limit
+// max(1 + 4, 2 × 1) = 5 binds: 1 -> 5, ScaleUpLimit, metric=waiting. The
+// reproduced incident's scale-down 6 -> 2 logged reason=DesiredWithinRange
+// alone, the queue's 30 / 20 only in the audit log.
+func TestChangeLogNamesTheMetric(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}, {type: waiting, target: 2}]
+  maxReplicaCount: 8
+`), "change.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	l.log = slog.New(slog.NewTextHandler(&logs, nil))
+	src.set("chat", load(1, 10, 20))
+	l.Cycle(t.Context())
+	want := "target=chat from=1 to=5 reason=ScaleUpLimit metric=waiting"
+	if !strings.Contains(logs.String(), `msg="desired replicas changed" `+want) {
+		t.Errorf("want the change logged with %q; log:\n%s", want, logs.String())
+	}
+}
