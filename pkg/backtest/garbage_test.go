@@ -299,3 +299,25 @@ func TestReconstructBoundsTotal(t *testing.T) {
 		t.Errorf("a week at 444 req/s: %v, err %v; want it reconstructed", w.Requests, err)
 	}
 }
+
+// TestReconstructNamesTheMissingLengths: a history with completions but
+// without prompt lengths (the incident's fake vLLM pages exported
+// vllm:generation_tokens_total and no prompt counter) says the prompt's are
+// missing; it said neither the histograms nor the counters had data, the
+// generation counter having it. 300 completions a minute, as above.
+func TestReconstructNamesTheMissingLengths(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 3}
+	for _, c := range []struct {
+		prompt, output float64
+		want           string
+	}{
+		{0, 50, "no prompt lengths: neither the prompt length histogram nor the prompt token counter has data in the range (the output lengths have"},
+		{100, 0, "no output lengths: neither the output length histogram nor the generation token counter has data in the range (the prompt lengths have"},
+		{0, 0, "no token lengths: neither the prompt and output length histograms nor the prompt and generation token counters have data"},
+	} {
+		h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 60, 300, 120, 600, 180, 900)}}, InFlight: []float64{0, 0, 0, 0}, PromptMean: c.prompt, OutputMean: c.output}
+		if _, err := Reconstruct(h, Options{}); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("prompt mean %v, output mean %v: err = %v, want %q...", c.prompt, c.output, err, c.want)
+		}
+	}
+}

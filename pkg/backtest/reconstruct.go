@@ -148,7 +148,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		w.Output.Mean = histMean(h.Output, h.OutputMean)
 	}
 	if !w.Prompt.Valid() || !w.Output.Valid() {
-		return w, errors.New("no token lengths: neither the token histograms nor the token counters have data in the range")
+		return w, noLengths(w.Prompt.Valid(), w.Output.Valid())
 	}
 	if h.Replicas != nil {
 		w.Replicas = hold(h.Replicas)
@@ -314,4 +314,20 @@ func DiagnoseNoTraffic(ctx context.Context, api promql.API, t Target, g Grid) st
 		return ""
 	}
 	return promql.DiagnoseSelector(ctx, n, t.Server, t.Selector, g.Start, g.End(), "in the range")
+}
+
+// noLengths is the error of a range without prompt or output lengths: it
+// names the side missing (the table "What backtest reads" of
+// docs/backtest.md has each server's histogram and counter), and the side
+// read. It said "neither the token histograms nor the token counters have
+// data" when only the prompt's were missing.
+func noLengths(prompt, output bool) error {
+	switch {
+	case !prompt && !output:
+		return errors.New("no token lengths: neither the prompt and output length histograms nor the prompt and generation token counters have data in the range (docs/backtest.md, What it queries)")
+	case !prompt:
+		return errors.New("no prompt lengths: neither the prompt length histogram nor the prompt token counter has data in the range (the output lengths have; docs/backtest.md, What it queries)")
+	default:
+		return errors.New("no output lengths: neither the output length histogram nor the generation token counter has data in the range (the prompt lengths have; docs/backtest.md, What it queries)")
+	}
 }
