@@ -211,7 +211,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %s: mean |error| %.2fs, median relative error %s: %s (%s)\n",
 			hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"), grade, advice)
 	} else {
-		fmt.Fprintln(w, "fidelity  not available (needs the replicas timeline and the TTFT histogram)")
+		fmt.Fprintln(w, "fidelity  not available ("+rep.noFidelity()+")")
 	}
 	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
 	for _, wn := range rep.readWarnings() {
@@ -290,5 +290,28 @@ func writeGaps(w io.Writer, cov Coverage) {
 	for _, g := range cov.GaugeGaps {
 		fmt.Fprintf(w, "  gap     %s .. %s (%s): no running/waiting samples; in flight interpolated\n",
 			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
+	}
+}
+
+// noFidelity says why the report has no fidelity line: the range is under
+// the hour the observed TTFT p95 is read per (fetch.go asks none then),
+// no replica timeline was read, no hour had an observed p95, or no hour
+// had both it and replayed requests. It said "needs the replicas timeline
+// and the TTFT histogram" for all four, so a backtest of a 4-minute
+// incident with both at hand sent the reader after series that were there.
+func (rep Report) noFidelity() string {
+	observed := false
+	for _, h := range rep.TTFTHourly {
+		observed = observed || !(math.IsNaN(h.V) || math.IsInf(h.V, 0))
+	}
+	switch span := rep.End.Sub(rep.Start); {
+	case span < time.Hour:
+		return "it compares the observed and the simulated TTFT p95 hour by hour, and the range is " + span.String() + ": give --start and --end an hour or more apart"
+	case rep.Actual.Simulated == nil:
+		return "needs the replicas timeline: the replicas that ran were not read, a warning below says why"
+	case !observed:
+		return "needs the TTFT histogram: no hour of the range has an observed TTFT p95"
+	default:
+		return "no hour of the range has both an observed TTFT p95 and requests in the replay"
 	}
 }
