@@ -151,7 +151,7 @@ func newSeriesTable() *seriesTable {
 	g := &seriesTable{
 		desired:      d("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
 		current:      d("current_replicas", "Replicas read at the last decision: the scale subresource's spec.replicas (scaleTargetRef), else the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
-		recommended:  d("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
+		recommended:  d("recommended_replicas", "Raw recommendation of one metric (the HPA's missing-replicas rule applied; before tolerance, the guards, lookahead, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
 		reason:       d("decision_reason", "1 for the reason of the target's last decision (DesiredWithinRange, tolerance, ScaleDownStabilized, ScaleUpLimit, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.", "target", "reason"),
 		stuck:        d("stuck_replicas", "Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; docs/design.md case C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.", "target"),
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),

@@ -34,7 +34,7 @@ func TestMetricsRecord(t *testing.T) {
 # HELP infscale_desired_replicas Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.
 # TYPE infscale_desired_replicas gauge
 infscale_desired_replicas{target="chat"} 3
-# HELP infscale_recommended_replicas Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
+# HELP infscale_recommended_replicas Raw recommendation of one metric (the HPA's missing-replicas rule applied; before tolerance, the guards, lookahead, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
 # TYPE infscale_recommended_replicas gauge
 infscale_recommended_replicas{metric="queue",target="chat"} 3
 # HELP infscale_queue_requests Requests running + waiting (+ held) summed over the target's replicas, as last observed; absent when unknown.
@@ -87,7 +87,7 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "DesiredWithinRange",
 		Raw: map[string]int{"queue": 2}, AllMetrics: []string{"queue"}})
 	if err := testutil.GatherAndCompare(m.table, strings.NewReader(`
-# HELP infscale_recommended_replicas Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
+# HELP infscale_recommended_replicas Raw recommendation of one metric (the HPA's missing-replicas rule applied; before tolerance, the guards, lookahead, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
 # TYPE infscale_recommended_replicas gauge
 infscale_recommended_replicas{metric="queue",target="chat"} 2
 `), "infscale_recommended_replicas"); err != nil {
