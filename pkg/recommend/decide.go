@@ -77,7 +77,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		if g.holds(m.Signal) && r.Valid && r.Desired > g.at {
 			r.Desired, why = g.at, ReasonGuard
 			if !d.quiet {
-				text += "; " + g.text + ": hold " + itoa(r.Desired) + g.holdText()
+				text += "; " + g.text + g.held(m.Signal) + ": hold " + itoa(r.Desired) + g.holdText()
 			}
 		}
 		if !r.Valid {

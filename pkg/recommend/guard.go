@@ -56,6 +56,19 @@ type guarding struct {
 	base            int // infscale's previous output
 	other, trailing bool
 	text            string
+	// heldOther and heldTrailing end a held step's text: how much longer
+	// the hold of that step's kind of metric lasts (drain, settle).
+	heldOther, heldTrailing string
+}
+
+// held is the end of a held step's text for metric s: its own hold. One
+// text for both ("held 15s more (1m15s for a trailing quantile)") told a
+// ttft step it was held 15 s more when it was held 1m15s.
+func (g guarding) held(s Signal) string {
+	if s.Trailing() {
+		return g.heldTrailing
+	}
+	return g.heldOther
 }
 
 // holdText is the words after a held metric's count: what at is when the
@@ -115,11 +128,8 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, exp
 			notRead = ", " + itoa(m) + " of them not read this cycle (counted as serving, not as coming)"
 		}
 		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
-		if g.other {
-			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
-		} else {
-			g.text += "; a trailing quantile is held " + age(settle-since) + " more"
-		}
+		g.heldOther = "; held " + age(drain-since) + " more"
+		g.heldTrailing = "; a trailing quantile is held " + age(settle-since) + " more"
 	}
 	return g
 }

@@ -10,8 +10,9 @@ import (
 // 90 s): at t=15 1 of 4 ready, 3 coming: held until they serve, then 30 s
 // (90 s for a trailing quantile); at t=90 all serve since t=75 at most:
 // 15 s, so 30 − 15 = 15 s more for a backlog signal, 90 − 15 = 75 s =
-// 1m15s for the quantile; at t=150, 75 s: only the quantile, 90 − 75 =
-// 15 s more.
+// 1m15s for the quantile, this ttft step's own (it said "held 15s more
+// (1m15s for a trailing quantile)", the backlog's first); at t=150, 75 s:
+// only the quantile, 90 − 75 = 15 s more.
 func TestGuardSaysUntilWhen(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
 	var st State
@@ -23,7 +24,7 @@ func TestGuardSaysUntilWhen(t *testing.T) {
 	}{
 		{15, ttftObs(4, 1, 7.3), "guard: 1 of the 4 replicas asked for ready, 3 coming (1 + 3 = 4): the signal has not seen their capacity; the runaway guard holds until they serve, then 30s more (1m30s for a trailing quantile): hold 4"},
 		{75, ttftObs(4, 1, 16), "; the runaway guard holds until they serve, then 30s more (1m30s for a trailing quantile): hold 4"},
-		{90, ttftObs(4, 4, 21.6), "guard: the 4 replicas asked for serve since 15s at most (drain 30s, settle 1m30s for a trailing quantile): the signal has not seen their capacity yet; held 15s more (1m15s for a trailing quantile): hold 4"},
+		{90, ttftObs(4, 4, 21.6), "guard: the 4 replicas asked for serve since 15s at most (drain 30s, settle 1m30s for a trailing quantile): the signal has not seen their capacity yet; a trailing quantile is held 1m15s more: hold 4"},
 		{150, ttftObs(4, 4, 20), "(drain 30s, settle 1m30s for a trailing quantile): the signal has not seen their capacity yet; a trailing quantile is held 15s more: hold 4"},
 	} {
 		d := Decide(p, tc.obs, &st, at(tc.now))
@@ -53,5 +54,9 @@ func TestGuardSaysNotRead(t *testing.T) {
 	want := "guard: the 4 replicas asked for serve since 15s at most, 2 of them not read this cycle (counted as serving, not as coming) (drain 30s"
 	if !strings.Contains(d.Steps[0].Text, want) {
 		t.Errorf("step %q, want it to contain %q", d.Steps[0].Text, want)
+	}
+	// The queue, a backlog, is held for the drain: 30 − 15 = 15 s more.
+	if tail := "the signal has not seen their capacity yet; held 15s more: hold 4"; !strings.HasSuffix(d.Steps[0].Text, tail) {
+		t.Errorf("step %q, want it to end %q", d.Steps[0].Text, tail)
 	}
 }
