@@ -47,3 +47,45 @@ targets:
 		t.Errorf("want the change logged with %q; log:\n%s", want, logs.String())
 	}
 }
+
+// TestChangeLogNoMetricForZero: a change a metric did not decide names no
+// metric. queue:24, 0..3 replicas behind an activator, at zero with 5
+// requests held: queue (5 held) / 24 = ceil(0.21) = 1 from zero, but the
+// activation decides (docs/recommend.md's Reasons: decide --current 0
+// --held 5 --min 0 -> activate): 0 -> its count, reason activate, no
+// metric=queue beside it.
+func TestChangeLogNoMetricForZero(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  minReplicaCount: 0
+  maxReplicaCount: 3
+  zero: {cooldownPeriod: 120s, held_scrape: 'http://127.0.0.1:2/metrics'}
+`), "zero.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	l.log = slog.New(slog.NewTextHandler(&logs, nil))
+	rd := load(0, 0, 0)
+	rd.Obs.Held = 5
+	src.set("chat", rd)
+	l.Cycle(t.Context())
+	line := ""
+	for _, s := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(s, "desired replicas changed") {
+			line = s
+		}
+	}
+	if !strings.Contains(line, "target=chat from=0 to=") || !strings.Contains(line, "reason=activate") || strings.Contains(line, "metric=") {
+		t.Errorf("want a change from 0 with reason=activate and no metric; log:\n%s", logs.String())
+	}
+}

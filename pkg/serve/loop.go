@@ -878,7 +878,7 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 			attrs = append(attrs, "role", t.cfg.Role.String())
 		}
 		attrs = append(attrs, "from", prev, "to", d.Desired, "reason", d.Reason.String())
-		if s, ok := d.Raw.Largest(); ok {
+		if s, ok := d.Raw.Largest(); ok && metricDriven(d.Reason) {
 			attrs = append(attrs, "metric", s.String())
 		}
 		l.log.Info("desired replicas changed", attrs...)
@@ -897,6 +897,23 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	}
 	rec.Warnings = rd.Warnings
 	return decision{rec: rec, decided: true, valid: valid}
+}
+
+// metricDriven reports whether a decision of reason r took the metrics'
+// recommendation, as is or held, limited or bounded by the HPA's rules: the
+// change line then names the metric. A scale to or from zero, a schedule
+// floor, the lookahead, the hold, a pair's bound and a held count were not
+// the metric's: the line names none there (idle-to-zero after the queue's
+// 0 was the cooldown's doing).
+func metricDriven(r recommend.Reason) bool {
+	switch r {
+	case recommend.ReasonMetric, recommend.ReasonTolerance, recommend.ReasonGuard,
+		recommend.ReasonScaleUpStabilized, recommend.ReasonScaleDownStabilized,
+		recommend.ReasonScaleUpLimit, recommend.ReasonScaleDownLimit,
+		recommend.ReasonMin, recommend.ReasonMax:
+		return true
+	}
+	return false
 }
 
 // signalMap is signalMap(s) in the loop's scratch map.
