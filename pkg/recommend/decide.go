@@ -58,7 +58,6 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	g := p.guard(st, obs, base, now, !d.quiet)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
 	var unknown []string // the unknown metrics' signals, for the partial-data text
-	var largest Signal   // the metric whose recommendation is the largest (the first on a tie)
 	for _, m := range p.Metrics {
 		var r Raw
 		var why Reason
@@ -100,7 +99,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			continue
 		}
 		if valid == 0 || r.Desired > rec {
-			rec, reason, largest = r.Desired, why, m.Signal
+			rec, reason = r.Desired, why
 		}
 		valid++
 	}
@@ -115,6 +114,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 	if valid > 1 && !d.quiet {
 		d.stage = StageLargest
+		largest, _ := d.Raw.Largest()
 		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec)+" ("+largest.String()+")")
 	}
 
