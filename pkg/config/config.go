@@ -96,6 +96,15 @@ type Prometheus struct {
 	// environment, a profile). Refused beside basic_auth, authorization
 	// and oauth2. nil: requests are not signed.
 	SigV4 *sigv4.SigV4Config `yaml:"sigv4,omitempty"`
+	// SeriesLabels are the labels Prometheus's scrape gives serve's own
+	// series, e.g. {namespace: infscale, service: infscale} from
+	// prometheus-operator's ServiceMonitor: serve's reads of its own
+	// series (the state rebuilt at a restart without --state-dir, a tuned
+	// policy's revert) match them beside target, so that another
+	// installation's target of the same name stays out. Label names as
+	// Prometheus spells them ([a-zA-Z_][a-zA-Z0-9_]*), not target, role or
+	// __name__ (serve sets those); needs URL. nil: target alone.
+	SeriesLabels map[string]string `yaml:"seriesLabels,omitempty"`
 }
 
 // RoundTripper is the transport of every query to the Prometheus API:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,6 +153,34 @@ func (v *validator) validate() {
 	}
 }
 
+// seriesLabels checks prometheus.seriesLabels: Prometheus label names
+// other than the ones serve's own series carry itself, and a Prometheus
+// to read them from.
+func (v *validator) seriesLabels() {
+	pc := &v.cfg.Prometheus
+	if len(pc.SeriesLabels) == 0 {
+		return
+	}
+	if pc.URL == "" {
+		v.at("prometheus.seriesLabels", "match serve's own series in Prometheus (the rebuild at a restart, a tuned policy's revert), and there is no prometheus.url (embedded mode reads none back): add prometheus.url, or drop seriesLabels")
+		return
+	}
+	names := make([]string, 0, len(pc.SeriesLabels))
+	for n := range pc.SeriesLabels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		key := "prometheus.seriesLabels." + n
+		switch {
+		case n == "target" || n == "role" || n == model.MetricNameLabel:
+			v.at(key, "serve sets %s itself in its reads of its own series (the target's name, a pair's role, the metric); seriesLabels are the labels the scrape adds that tell this installation's series from another's (namespace, service, job, ...): drop %s", n, n)
+		case !model.LabelName(n).IsValidLegacy():
+			v.at(key, "%q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*): give the label as Prometheus shows it on infscale_desired_replicas, e.g. namespace", n)
+		}
+	}
+}
+
 func (v *validator) prometheus() {
 	pc := &v.cfg.Prometheus
 	if pc.URL != "" {
@@ -189,6 +218,7 @@ func (v *validator) prometheus() {
 			v.warn("pollingInterval", "%s is not above prometheus.timeout (default %s)%s: %s; set prometheus.timeout below the interval, e.g. %s", iv, pc.Timeout, scrape, why, e)
 		}
 	}
+	v.seriesLabels()
 	if err := pc.HTTPClientConfig.Validate(); err != nil {
 		v.at("prometheus", "%v", err)
 		return

@@ -32,6 +32,11 @@ type Rebuilder struct {
 	Step time.Duration
 	// Timeout bounds the rebuild of one target.
 	Timeout time.Duration
+	// SeriesLabels are the labels Prometheus's scrape gives this serve's
+	// series (prometheus.seriesLabels), matched beside target so that
+	// another installation's target of the same name is not read; nil:
+	// target alone (promql.OwnSeries).
+	SeriesLabels map[string]string
 }
 
 // Rebuild returns the target's state as of now, or nil when Prometheus has
@@ -53,7 +58,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	}
 	// As far back as the windows and periods reach (recommend.Policy.Horizon).
 	start := now.Add(-pol.Horizon())
-	desired, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_desired_replicas", t.Name), start, now, step)
+	desired, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_desired_replicas", t.Name, r.SeriesLabels), start, now, step)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
 	}
@@ -61,7 +66,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	if len(dpts) == 0 {
 		return nil, nil
 	}
-	raw, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_recommended_replicas", t.Name), start, now, step)
+	raw, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_recommended_replicas", t.Name, r.SeriesLabels), start, now, step)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -206,7 +207,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		}
 	}
 	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
-		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
+		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout), SeriesLabels: cfg.Prometheus.SeriesLabels}
 		lo.Rebuild = rb.Rebuild
 	}
 	loop, err := NewLoop(lo)
@@ -424,6 +425,9 @@ func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
 	e.m.Reloaded(applied)
 	if next.Listen != current.Listen && o.Listen == "" {
 		log.Warn("listen address changes need a restart", "running", e.addr, "configured", next.Listen)
+	}
+	if !maps.Equal(next.Prometheus.SeriesLabels, current.Prometheus.SeriesLabels) {
+		log.Warn("prometheus.seriesLabels changes need a restart: the rebuild of a new target's state and the tuned policy's revert lookup read serve's own series with the labels it started with", "running", current.Prometheus.SeriesLabels, "configured", next.Prometheus.SeriesLabels)
 	}
 	loop.SetInterval(next.IntervalDuration())
 	if applied {

@@ -173,6 +173,11 @@ type Tuning struct {
 	// serve's memory limit and have the process, decisions with it,
 	// OOM-killed. Ignored when Options.Size is set.
 	Size func(w io.Writer, n, pools int, search bool, requests func() int64) replay.Sizing
+	// SeriesLabels are the labels Prometheus's scrape gives this serve's
+	// series (prometheus.seriesLabels), matched beside target when the
+	// revert is read back (infscale_tuned_policy_info, _reverted); nil:
+	// target alone.
+	SeriesLabels map[string]string
 
 	mu     sync.Mutex
 	saveMu sync.Mutex // one save at a time
@@ -1009,12 +1014,12 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		defer crashlog.Handle(tn.logger())
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, now, period)
+		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, tn.SeriesLabels, now, period)
 		if err == nil && policy == "" {
 			// Reverted while a later result of another policy was the
 			// candidate (infscale_tuned_policy_info on that one), or
 			// before another policy was adopted: kept all the same.
-			policy, terms, err = keptReverted(ctx, tn.API, j.name, now, period)
+			policy, terms, err = keptReverted(ctx, tn.API, j.name, tn.SeriesLabels, now, period)
 		}
 		if err != nil {
 			tn.logger().Warn("tuning state not read back from Prometheus; a candidate reverted before serve started may be adopted again", "target", j.name, "err", err)
@@ -1046,15 +1051,15 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 	}()
 }
 
-// lastReverted reads max by (policy, state, terms) (infscale_tuned_policy_info{target})
-// over the revertLookBack before now at step, and returns the policy of
+// lastReverted reads max by (policy, state, terms) (infscale_tuned_policy_info{target, installation})
+// (installation: prometheus.seriesLabels, nil for none) over the revertLookBack before now at step, and returns the policy of
 // the series with the latest sample when that series says reverted (a
 // tie: any that does), with the start of its last run of samples and its
 // terms ("" from a serve that did not export them); "" when none does.
 // Only samples of value 1 count (serve's).
-func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy string, since time.Time, terms string, err error) {
+func lastReverted(ctx context.Context, api promql.API, target string, installation map[string]string, now time.Time, step time.Duration) (policy string, since time.Time, terms string, err error) {
 	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
-	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state", "terms"), now.Add(-revertLookBack), now, step)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, installation, "policy", "state", "terms"), now.Add(-revertLookBack), now, step)
 	if err != nil {
 		return "", time.Time{}, "", err
 	}
@@ -1083,13 +1088,13 @@ func lastReverted(ctx context.Context, api promql.API, target string, now time.T
 	return "", time.Time{}, "", nil
 }
 
-// keptReverted reads max by (policy, terms) (infscale_tuned_policy_reverted{target})
+// keptReverted reads max by (policy, terms) (infscale_tuned_policy_reverted{target, installation})
 // over the revertLookBack before now at step and returns the policy and
 // terms of the series with the latest sample of value 1 (serve's), the
 // policy serve last kept reverted; "" when none.
-func keptReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy, terms string, err error) {
+func keptReverted(ctx context.Context, api promql.API, target string, installation map[string]string, now time.Time, step time.Duration) (policy, terms string, err error) {
 	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
-	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_reverted", target, "policy", "terms"), now.Add(-revertLookBack), now, step)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_reverted", target, installation, "policy", "terms"), now.Add(-revertLookBack), now, step)
 	if err != nil {
 		return "", "", err
 	}
@@ -1399,7 +1404,7 @@ func (tn *Tuning) sizer(target string) func(n, pools int, search bool, requests 
 // replays at serve's interval.
 func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Options, log *slog.Logger) *Tuning {
 	tn := NewTuning(reg)
-	tn.Period, tn.Now, tn.Log, tn.StateDir, tn.Size = cfg.IntervalDuration(), o.Now, log, o.StateDir, o.ReplaySize
+	tn.Period, tn.Now, tn.Log, tn.StateDir, tn.Size, tn.SeriesLabels = cfg.IntervalDuration(), o.Now, log, o.StateDir, o.ReplaySize, cfg.Prometheus.SeriesLabels
 	if ps, ok := prometheusOf(src); ok {
 		tn.API = ps.Evaluator.API
 		// A week's range queries get what tune --shard gets, not a

@@ -111,12 +111,12 @@ func TestLastRevertedCountsOnlyServesSamples(t *testing.T) {
 		{Timestamp: at(60), Value: model.SampleValue(math.NaN())}, {Timestamp: at(75), Value: 0}}}
 	adopted := &model.SampleStream{Metric: model.Metric{"policy": "queue:8", "state": "adopted"}, Values: []model.SamplePair{{Timestamp: at(60), Value: 1}}}
 	now := time.Unix(1100, 0)
-	p, _, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted, adopted}}, "chat", now, 15*time.Second)
+	p, _, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted, adopted}}, "chat", nil, now, 15*time.Second)
 	if err != nil || p != "" {
 		t.Errorf("lastReverted = %q, %v; want none (adopted at 60 s is the latest state)", p, err)
 	}
 	reverted.Values = append(reverted.Values[:3:3], model.SamplePair{Timestamp: at(60), Value: model.SampleValue(math.NaN())})
-	p, since, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted}}, "chat", now, 15*time.Second)
+	p, since, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted}}, "chat", nil, now, 15*time.Second)
 	if err != nil || p != "queue:8" || !since.Equal(at(15).Time()) {
 		t.Errorf("lastReverted = %q, %v, %v; want queue:8 since %v", p, since, err, at(15).Time())
 	}
