@@ -100,3 +100,50 @@ func TestSeriesLabelsRefused(t *testing.T) {
 		t.Errorf("serviceMonitor and every ScaledObject off: %v", err)
 	}
 }
+
+// TestServeSeriesLabels: serve's config carries the labels the
+// ScaledObjects' queries match, as prometheus.seriesLabels, so that its
+// reads of its own series (the rebuild at a restart without --state-dir, a
+// tuned policy's revert) take this installation's only: the ServiceMonitor's
+// namespace and service (worked out by hand as in TestSeriesLabels), or
+// keda.seriesLabels. None (target alone) with keda.seriesLabels: {}, with
+// neither a ServiceMonitor nor keda.seriesLabels (the chart cannot know
+// them; no ScaledObject asks), and in embedded mode (serve reads nothing
+// back). prometheus.seriesLabels in values is refused: keda.seriesLabels
+// is the one place.
+func TestServeSeriesLabels(t *testing.T) {
+	noSO := "targets:\n- {name: chat, scaledObject: {enabled: false}, config: {selector: '{pod=~\"chat-.*\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+	embedded := "prometheus: {url: null}\nrbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+	for _, c := range []struct {
+		ns, release, values string
+		want                map[string]string
+	}{
+		{"infscale", "infscale", "", map[string]string{"namespace": "infscale", "service": "infscale"}},
+		{"staging", "staging", "", map[string]string{"namespace": "staging", "service": "staging-infscale"}},
+		{"dev", "infscale", "keda: {seriesLabels: {namespace: dev, job: infscale-dev}}", map[string]string{"job": "infscale-dev", "namespace": "dev"}},
+		{"dev", "infscale", "keda: {seriesLabels: {}}", nil},
+		{"dev", "infscale", "serviceMonitor: {enabled: false}\n" + noSO, nil},
+		{"dev", "infscale", "serviceMonitor: {enabled: false}\nkeda: {seriesLabels: {namespace: dev}}\n" + noSO, map[string]string{"namespace": "dev"}},
+		{"dev", "infscale", embedded, nil},
+	} {
+		objs, _, err := renderSplitIn(c.ns, c.release, c.values)
+		if err != nil {
+			t.Errorf("-n %s %s %q: %v", c.ns, c.release, c.values, err)
+			continue
+		}
+		got := serveConfig(t, objs).Prometheus.SeriesLabels
+		if len(got) != len(c.want) {
+			t.Errorf("-n %s %s %q: prometheus.seriesLabels %v, want %v", c.ns, c.release, c.values, got, c.want)
+			continue
+		}
+		for k, v := range c.want {
+			if got[k] != v {
+				t.Errorf("-n %s %s %q: prometheus.seriesLabels %v, want %v", c.ns, c.release, c.values, got, c.want)
+				break
+			}
+		}
+	}
+	if _, err := tryRender("prometheus: {url: 'http://p:9090', seriesLabels: {namespace: dev}}"); err == nil || !strings.Contains(err.Error(), "prometheus.seriesLabels: the chart writes serve's from keda.seriesLabels") {
+		t.Errorf("prometheus.seriesLabels in values: %v, want refused naming keda.seriesLabels", err)
+	}
+}

@@ -193,38 +193,67 @@ webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
 {{- $_ := set .seen.names $key .owner -}}
 {{- end -}}
 
-{{- /* infscale.seriesMatchers is what the ScaledObjects' queries add after
-target="..." (and role="...") so that they read this installation's
-infscale_desired_replicas only, as `, name="value"` matchers sorted by
-name, or "" for none. Another installation one Prometheus scrapes (a
-release in another namespace, deploy/'s kustomize install) exports the same
-target names, the default chat in both, and max() would take the higher
-of the two decisions. The labels are the scrape's, not infscale's: the
-ServiceMonitor's target labels, namespace (the release namespace) and
-service (the Service, the fullname), which prometheus-operator gives every
-series of a ServiceMonitor. keda.seriesLabels replaces them (the labels
-your own scrape gives; {} for none). With serviceMonitor.enabled: false the
-chart cannot know them: the render fails unless keda.seriesLabels is given,
-as a guess that matched nothing would leave every ScaledObject in
-fallback. */ -}}
-{{- define "infscale.seriesMatchers" -}}
+{{- /* infscale.seriesLabels is the labels the scrape gives this
+installation's series, as JSON {"known": BOOL, "labels": {NAME: VALUE}}: the
+one source of what the ScaledObjects' queries match (infscale.seriesMatchers)
+and of serve's prometheus.seriesLabels (its reads of its own series: the
+rebuild at a restart, a tuned policy's revert). Another installation one
+Prometheus scrapes (a release in another namespace, deploy/'s kustomize
+install) exports the same target names, the default chat in both, and max()
+would take the higher of the two. The labels are the scrape's, not
+infscale's: the ServiceMonitor's target labels, namespace (the release
+namespace) and service (the Service, the fullname), which prometheus-operator
+gives every series of a ServiceMonitor. keda.seriesLabels replaces them (the
+labels your own scrape gives; {} for none). With serviceMonitor.enabled:
+false and no keda.seriesLabels the chart cannot know them: known is false. */ -}}
+{{- define "infscale.seriesLabels" -}}
 {{- $keda := .Values.keda | default dict -}}
-{{- $labels := dict -}}
 {{- if hasKey $keda "seriesLabels" -}}
-{{- $labels = $keda.seriesLabels | default dict -}}
+{{- $labels := $keda.seriesLabels | default dict -}}
 {{- range $k := list "target" "role" "__name__" -}}
 {{- if hasKey $labels $k -}}
 {{- fail (printf "keda.seriesLabels.%s: the chart sets the query's %s itself (the target's name, a pair's role); keda.seriesLabels are the labels that tell this installation's series from another's (namespace, service, job, ...)" $k $k) -}}
 {{- end -}}
 {{- end -}}
+{{- dict "known" true "labels" $labels | toJson -}}
 {{- else if .Values.serviceMonitor.enabled -}}
-{{- $labels = dict "namespace" .Release.Namespace "service" (include "infscale.fullname" .) -}}
+{{- dict "known" true "labels" (dict "namespace" .Release.Namespace "service" (include "infscale.fullname" .)) | toJson -}}
 {{- else -}}
+{{- dict "known" false "labels" dict | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* infscale.seriesMatchers is what the ScaledObjects' queries add after
+target="..." (and role="...") so that they read this installation's
+infscale_desired_replicas only: infscale.seriesLabels as `, name="value"`
+matchers sorted by name, or "" for none. With serviceMonitor.enabled: false
+the render fails unless keda.seriesLabels is given, as a guess that matched
+nothing would leave every ScaledObject in fallback. */ -}}
+{{- define "infscale.seriesMatchers" -}}
+{{- $s := include "infscale.seriesLabels" . | fromJson -}}
+{{- if not $s.known -}}
 {{- fail "keda.seriesLabels is required with serviceMonitor.enabled: false and a ScaledObject: the labels your scrape of infscale gives its series that tell this installation from another one Prometheus scrapes, e.g. {namespace: <this release's namespace>} (the namespace label of the Prometheus Helm chart's kubernetes-pods and kubernetes-service-endpoints jobs); {} for none (two installations with a target of one name then read the higher of their decisions). The ScaledObjects' queries match them: a label your scrape does not give leaves KEDA on its fallback (docs/chart.md)" -}}
 {{- end -}}
-{{- range $k := keys $labels | sortAlpha -}}
-{{- printf ", %s=%q" $k (toString (get $labels $k)) -}}
+{{- range $k := keys $s.labels | sortAlpha -}}
+{{- printf ", %s=%q" $k (toString (get $s.labels $k)) -}}
 {{- end -}}
+{{- end -}}
+
+{{- /* infscale.promConfig is serve's prometheus: block: prometheus from
+values.yaml, and with a url seriesLabels from infscale.seriesLabels (none
+when they are {} or unknown: serve then reads its own series by target
+alone). prometheus.seriesLabels in values.yaml fails: keda.seriesLabels is
+the one place of them. */ -}}
+{{- define "infscale.promConfig" -}}
+{{- $p := deepCopy (.Values.prometheus | default dict) -}}
+{{- if hasKey $p "seriesLabels" -}}
+{{- fail "prometheus.seriesLabels: the chart writes serve's from keda.seriesLabels (unset: the ServiceMonitor's namespace and service), the labels the ScaledObjects' queries match too: set keda.seriesLabels instead" -}}
+{{- end -}}
+{{- $s := include "infscale.seriesLabels" . | fromJson -}}
+{{- if and $p.url $s.labels -}}
+{{- $_ := set $p "seriesLabels" $s.labels -}}
+{{- end -}}
+{{- toYaml $p -}}
 {{- end -}}
 
 {{/* One KEDA ScaledObject (deploy/keda/scaledobject.yaml; docs/keda.md has
