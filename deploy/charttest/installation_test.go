@@ -102,14 +102,14 @@ func TestSeriesLabelsRefused(t *testing.T) {
 }
 
 // TestServeSeriesLabels: serve's config carries the labels the
-// ScaledObjects' queries match, as prometheus.seriesLabels, so that its
+// ScaledObjects' queries match, as prometheus.series_labels, so that its
 // reads of its own series (the rebuild at a restart without --state-dir, a
 // tuned policy's revert) take this installation's only: the ServiceMonitor's
 // namespace and service (worked out by hand as in TestSeriesLabels), or
 // keda.seriesLabels. None (target alone) with keda.seriesLabels: {}, with
 // neither a ServiceMonitor nor keda.seriesLabels (the chart cannot know
 // them; no ScaledObject asks), and in embedded mode (serve reads nothing
-// back). prometheus.seriesLabels in values is refused: keda.seriesLabels
+// back). prometheus.series_labels in values is refused: keda.seriesLabels
 // is the one place.
 func TestServeSeriesLabels(t *testing.T) {
 	noSO := "targets:\n- {name: chat, scaledObject: {enabled: false}, config: {selector: '{pod=~\"chat-.*\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
@@ -133,17 +133,17 @@ func TestServeSeriesLabels(t *testing.T) {
 		}
 		got := serveConfig(t, objs).Prometheus.SeriesLabels
 		if len(got) != len(c.want) {
-			t.Errorf("-n %s %s %q: prometheus.seriesLabels %v, want %v", c.ns, c.release, c.values, got, c.want)
+			t.Errorf("-n %s %s %q: prometheus.series_labels %v, want %v", c.ns, c.release, c.values, got, c.want)
 			continue
 		}
 		for k, v := range c.want {
 			if got[k] != v {
-				t.Errorf("-n %s %s %q: prometheus.seriesLabels %v, want %v", c.ns, c.release, c.values, got, c.want)
+				t.Errorf("-n %s %s %q: prometheus.series_labels %v, want %v", c.ns, c.release, c.values, got, c.want)
 				break
 			}
 		}
 	}
-	if _, err := tryRender("prometheus: {url: 'http://p:9090', seriesLabels: {namespace: dev}}"); err == nil || !strings.Contains(err.Error(), "prometheus.seriesLabels: the chart writes serve's from keda.seriesLabels") {
-		t.Errorf("prometheus.seriesLabels in values: %v, want refused naming keda.seriesLabels", err)
+	if _, err := tryRender("prometheus: {url: 'http://p:9090', series_labels: {namespace: dev}}"); err == nil || !strings.Contains(err.Error(), "prometheus.series_labels: the chart writes serve's from keda.seriesLabels") {
+		t.Errorf("prometheus.series_labels in values: %v, want refused naming keda.seriesLabels", err)
 	}
 }

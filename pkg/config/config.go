@@ -104,7 +104,7 @@ type Prometheus struct {
 	// installation's target of the same name stays out. Label names as
 	// Prometheus spells them ([a-zA-Z_][a-zA-Z0-9_]*), not target, role or
 	// __name__ (serve sets those); needs URL. nil: target alone.
-	SeriesLabels map[string]string `yaml:"seriesLabels,omitempty"`
+	SeriesLabels map[string]string `yaml:"series_labels,omitempty"`
 }
 
 // RoundTripper is the transport of every query to the Prometheus API:

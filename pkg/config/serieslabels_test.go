@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// TestSeriesLabels: prometheus.seriesLabels is a map of label names to
+// TestSeriesLabels: prometheus.series_labels is a map of label names to
 // values, nil when not given.
 func TestSeriesLabels(t *testing.T) {
 	const tg = "targets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], maxReplicaCount: 2}]\n"
-	cfg := mustParse(t, "prometheus:\n  url: http://p:9090\n  seriesLabels: {service: staging-infscale, namespace: staging}\n"+tg)
+	cfg := mustParse(t, "prometheus:\n  url: http://p:9090\n  series_labels: {service: staging-infscale, namespace: staging}\n"+tg)
 	if got, want := cfg.Prometheus.SeriesLabels, map[string]string{"namespace": "staging", "service": "staging-infscale"}; !maps.Equal(got, want) {
-		t.Errorf("seriesLabels: %v, want %v", got, want)
+		t.Errorf("series_labels: %v, want %v", got, want)
 	}
 	if cfg := mustParse(t, "prometheus: {url: http://p:9090}\n"+tg); cfg.Prometheus.SeriesLabels != nil {
-		t.Errorf("no seriesLabels key: %v, want nil (target alone)", cfg.Prometheus.SeriesLabels)
+		t.Errorf("no series_labels key: %v, want nil (target alone)", cfg.Prometheus.SeriesLabels)
 	}
-	if cfg := mustParse(t, "prometheus: {url: http://p:9090, seriesLabels: {}}\n"+tg); len(cfg.Prometheus.SeriesLabels) != 0 {
-		t.Errorf("seriesLabels: {}: %v, want none", cfg.Prometheus.SeriesLabels)
+	if cfg := mustParse(t, "prometheus: {url: http://p:9090, series_labels: {}}\n"+tg); len(cfg.Prometheus.SeriesLabels) != 0 {
+		t.Errorf("series_labels: {}: %v, want none", cfg.Prometheus.SeriesLabels)
 	}
 }
 
@@ -29,18 +29,18 @@ func TestSeriesLabels(t *testing.T) {
 func TestSeriesLabelsErrors(t *testing.T) {
 	const tg = "targets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], maxReplicaCount: 2}]\n"
 	for _, c := range []struct{ prom, want string }{
-		{"  url: http://p:9090\n  seriesLabels: {namespace: dev, target: chat}\n",
-			"s.yaml:3:17: prometheus.seriesLabels.target: serve sets target itself"},
-		{"  url: http://p:9090\n  seriesLabels:\n    role: decode\n",
-			"s.yaml:4:9: prometheus.seriesLabels.role: serve sets role itself"},
-		{"  url: http://p:9090\n  seriesLabels: {__name__: x}\n",
-			"prometheus.seriesLabels.__name__: serve sets __name__ itself"},
-		{"  url: http://p:9090\n  seriesLabels: {kubernetes-namespace: dev}\n",
-			`prometheus.seriesLabels.kubernetes-namespace: "kubernetes-namespace" is not a Prometheus label name`},
-		{"  url: http://p:9090\n  seriesLabels: {namespace: [dev]}\n",
-			"s.yaml:3:29: prometheus.seriesLabels"},
-		{"  seriesLabels: {namespace: dev}\n",
-			"s.yaml:2:17: prometheus.seriesLabels: match serve's own series in Prometheus (the rebuild at a restart, a tuned policy's revert), and there is no prometheus.url"},
+		{"  url: http://p:9090\n  series_labels: {namespace: dev, target: chat}\n",
+			"s.yaml:3:18: prometheus.series_labels.target: serve sets target itself"},
+		{"  url: http://p:9090\n  series_labels:\n    role: decode\n",
+			"s.yaml:4:9: prometheus.series_labels.role: serve sets role itself"},
+		{"  url: http://p:9090\n  series_labels: {__name__: x}\n",
+			"prometheus.series_labels.__name__: serve sets __name__ itself"},
+		{"  url: http://p:9090\n  series_labels: {kubernetes-namespace: dev}\n",
+			`prometheus.series_labels.kubernetes-namespace: "kubernetes-namespace" is not a Prometheus label name`},
+		{"  url: http://p:9090\n  series_labels: {namespace: [dev]}\n",
+			"s.yaml:3:30: prometheus.series_labels"},
+		{"  series_labels: {namespace: dev}\n",
+			"s.yaml:2:18: prometheus.series_labels: match serve's own series in Prometheus (the rebuild at a restart, a tuned policy's revert), and there is no prometheus.url"},
 	} {
 		y := "prometheus:\n" + c.prom + tg
 		if !strings.Contains(c.prom, "url:") { // embedded mode: scrape the pods

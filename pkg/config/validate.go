@@ -153,7 +153,7 @@ func (v *validator) validate() {
 	}
 }
 
-// seriesLabels checks prometheus.seriesLabels: Prometheus label names
+// seriesLabels checks prometheus.series_labels: Prometheus label names
 // other than the ones serve's own series carry itself, and a Prometheus
 // to read them from.
 func (v *validator) seriesLabels() {
@@ -162,7 +162,7 @@ func (v *validator) seriesLabels() {
 		return
 	}
 	if pc.URL == "" {
-		v.at("prometheus.seriesLabels", "match serve's own series in Prometheus (the rebuild at a restart, a tuned policy's revert), and there is no prometheus.url (embedded mode reads none back): add prometheus.url, or drop seriesLabels")
+		v.at("prometheus.series_labels", "match serve's own series in Prometheus (the rebuild at a restart, a tuned policy's revert), and there is no prometheus.url (embedded mode reads none back): add prometheus.url, or drop series_labels")
 		return
 	}
 	names := make([]string, 0, len(pc.SeriesLabels))
@@ -171,10 +171,10 @@ func (v *validator) seriesLabels() {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		key := "prometheus.seriesLabels." + n
+		key := "prometheus.series_labels." + n
 		switch {
 		case n == "target" || n == "role" || n == model.MetricNameLabel:
-			v.at(key, "serve sets %s itself in its reads of its own series (the target's name, a pair's role, the metric); seriesLabels are the labels the scrape adds that tell this installation's series from another's (namespace, service, job, ...): drop %s", n, n)
+			v.at(key, "serve sets %s itself in its reads of its own series (the target's name, a pair's role, the metric); series_labels are the labels the scrape adds that tell this installation's series from another's (namespace, service, job, ...): drop %s", n, n)
 		case !model.LabelName(n).IsValidLegacy():
 			v.at(key, "%q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*): give the label as Prometheus shows it on infscale_desired_replicas, e.g. namespace", n)
 		}

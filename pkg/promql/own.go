@@ -12,7 +12,7 @@ import (
 // as Prometheus scraped them back from serve (serve rebuilds its state from
 // them after a restart), copies from an HA Prometheus pair collapsed by max.
 // installation holds the labels the scrape gives this serve's series
-// (prometheus.seriesLabels: namespace, service, ...), each an equality
+// (prometheus.series_labels: namespace, service, ...), each an equality
 // matcher beside target (the printer sorts the matchers by name), so that another installation's
 // target of the same name stays out; nil or empty matches target alone.
 // Values are label values, quoted and escaped by the printer; the names

@@ -16,7 +16,7 @@ func TestOwnSeries(t *testing.T) {
 	}
 }
 
-// TestOwnSeriesInstallation: the installation's labels (prometheus.seriesLabels)
+// TestOwnSeriesInstallation: the installation's labels (prometheus.series_labels)
 // join target as equality matchers, printed canonically (all matchers
 // sorted by name, target among them), their values escaped as the
 // target's; an empty map is none. The selectors are the chart's

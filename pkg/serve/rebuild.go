@@ -33,7 +33,7 @@ type Rebuilder struct {
 	// Timeout bounds the rebuild of one target.
 	Timeout time.Duration
 	// SeriesLabels are the labels Prometheus's scrape gives this serve's
-	// series (prometheus.seriesLabels), matched beside target so that
+	// series (prometheus.series_labels), matched beside target so that
 	// another installation's target of the same name is not read; nil:
 	// target alone (promql.OwnSeries).
 	SeriesLabels map[string]string

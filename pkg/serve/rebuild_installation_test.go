@@ -20,11 +20,11 @@ import (
 // before the restart (samples every 15 s from now-240s to now-15s) this
 // one (namespace infscale) decided 2 for a minute and 3 from now-180s,
 // its raw recommendation 2 then 3 alike; staging's decided 7 throughout.
-// A restart without --state-dir with prometheus.seriesLabels rebuilds its
+// A restart without --state-dir with prometheus.series_labels rebuilds its
 // own: last desired 3, one scale-up of 1 at now-180s, recommendations 2 at
 // the first four steps and 3 after. The range query's steps run from
 // now-240s to now, the one at now reading now-15s's sample (inside
-// Prometheus's 5-minute lookback): 17 points, the last at now. With target alone (no seriesLabels,
+// Prometheus's 5-minute lookback): 17 points, the last at now. With target alone (no series_labels,
 // the query before) it rebuilt max of both: desired 7 and no event, a
 // decision it never made, held through the stabilization window.
 //
@@ -72,14 +72,14 @@ func TestRebuildOwnInstallation(t *testing.T) {
 	rb := &Rebuilder{API: api, Step: 15 * time.Second, SeriesLabels: map[string]string{"namespace": "infscale", "service": "infscale"}}
 	p, err := rb.Rebuild(t.Context(), chat, now)
 	if err != nil || p == nil {
-		t.Fatalf("rebuild with seriesLabels: %v, %v", p, err)
+		t.Fatalf("rebuild with series_labels: %v, %v", p, err)
 	}
 	if p.Desired != 3 || !p.SavedAt.Equal(now) {
-		t.Errorf("with seriesLabels: desired %d at %v, want 3 at now (its own)", p.Desired, p.SavedAt)
+		t.Errorf("with series_labels: desired %d at %v, want 3 at now (its own)", p.Desired, p.SavedAt)
 	}
 	sameEvent := func(a, b recommend.ScaleEvent) bool { return a.At.Equal(b.At) && a.Change == b.Change }
 	if want := []recommend.ScaleEvent{{At: at(-180), Change: 1}}; !slices.EqualFunc(p.State.ScaleUpEvents, want, sameEvent) || len(p.State.ScaleDownEvents) != 0 {
-		t.Errorf("with seriesLabels: scale-ups %v, downs %v; want %v and none", p.State.ScaleUpEvents, p.State.ScaleDownEvents, want)
+		t.Errorf("with series_labels: scale-ups %v, downs %v; want %v and none", p.State.ScaleUpEvents, p.State.ScaleDownEvents, want)
 	}
 	var wantRecs []recommend.TimedReplicas
 	for s := -240; s <= 0; s += 15 {
@@ -90,7 +90,7 @@ func TestRebuildOwnInstallation(t *testing.T) {
 		wantRecs = append(wantRecs, recommend.TimedReplicas{At: at(s), Replicas: r})
 	}
 	if !slices.EqualFunc(p.State.Recommendations, wantRecs, func(a, b recommend.TimedReplicas) bool { return a.At.Equal(b.At) && a.Replicas == b.Replicas }) {
-		t.Errorf("with seriesLabels: recommendations %v, want %v", p.State.Recommendations, wantRecs)
+		t.Errorf("with series_labels: recommendations %v, want %v", p.State.Recommendations, wantRecs)
 	}
 
 	old, err := (&Rebuilder{API: api, Step: 15 * time.Second}).Rebuild(t.Context(), chat, now)
@@ -103,7 +103,7 @@ func TestRebuildOwnInstallation(t *testing.T) {
 
 	ctx := context.Background()
 	if policy, _, _, err := lastReverted(ctx, api, "chat", rb.SeriesLabels, now, 15*time.Second); err != nil || policy != "" {
-		t.Errorf("revert lookup with seriesLabels: %q, %v; want none (this installation adopted queue:8)", policy, err)
+		t.Errorf("revert lookup with series_labels: %q, %v; want none (this installation adopted queue:8)", policy, err)
 	}
 	if policy, _, _, err := lastReverted(ctx, api, "chat", nil, now, 15*time.Second); err != nil || policy != "queue:8" {
 		t.Errorf("revert lookup by target alone: %q, %v; want staging's queue:8 (the query before)", policy, err)

@@ -19,7 +19,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 )
 
-// TestRunSeriesLabels: serve started with prometheus.seriesLabels asks its
+// TestRunSeriesLabels: serve started with prometheus.series_labels asks its
 // startup rebuild's queries with them (read as Prometheus received them),
 // and its tuner's revert lookup is given them; a reload that changes them
 // is logged as needing a restart.
@@ -38,7 +38,7 @@ func TestRunSeriesLabels(t *testing.T) {
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	}))
 	defer prom.Close()
-	const cfgText = "prometheus: {url: '%s', timeout: 2s, seriesLabels: {namespace: %s, service: infscale}}\npollingInterval: 15s\ntargets:\n" +
+	const cfgText = "prometheus: {url: '%s', timeout: 2s, series_labels: {namespace: %s, service: infscale}}\npollingInterval: 15s\ntargets:\n" +
 		"- {name: chat, selector: '{pod=\"chat\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}\n"
 	path := filepath.Join(t.TempDir(), "infscale.yaml")
 	if err := os.WriteFile(path, fmt.Appendf(nil, cfgText, prom.URL, "staging"), 0o644); err != nil {
@@ -66,7 +66,7 @@ func TestRunSeriesLabels(t *testing.T) {
 	}
 	reload <- syscall.SIGHUP
 	waitFor(t, "the reload's warning", func() bool {
-		return strings.Contains(logs.String(), `msg="prometheus.seriesLabels changes need a restart`)
+		return strings.Contains(logs.String(), `msg="prometheus.series_labels changes need a restart`)
 	})
 	if got := logs.String(); !strings.Contains(got, `running="map[namespace:staging service:infscale]" configured="map[namespace:dev service:infscale]"`) {
 		t.Errorf("log:\n%s\nwant the running and configured labels named", got)

@@ -427,7 +427,7 @@ func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
 		log.Warn("listen address changes need a restart", "running", e.addr, "configured", next.Listen)
 	}
 	if !maps.Equal(next.Prometheus.SeriesLabels, current.Prometheus.SeriesLabels) {
-		log.Warn("prometheus.seriesLabels changes need a restart: the rebuild of a new target's state and the tuned policy's revert lookup read serve's own series with the labels it started with", "running", current.Prometheus.SeriesLabels, "configured", next.Prometheus.SeriesLabels)
+		log.Warn("prometheus.series_labels changes need a restart: the rebuild of a new target's state and the tuned policy's revert lookup read serve's own series with the labels it started with", "running", current.Prometheus.SeriesLabels, "configured", next.Prometheus.SeriesLabels)
 	}
 	loop.SetInterval(next.IntervalDuration())
 	if applied {

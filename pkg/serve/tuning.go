@@ -174,7 +174,7 @@ type Tuning struct {
 	// OOM-killed. Ignored when Options.Size is set.
 	Size func(w io.Writer, n, pools int, search bool, requests func() int64) replay.Sizing
 	// SeriesLabels are the labels Prometheus's scrape gives this serve's
-	// series (prometheus.seriesLabels), matched beside target when the
+	// series (prometheus.series_labels), matched beside target when the
 	// revert is read back (infscale_tuned_policy_info, _reverted); nil:
 	// target alone.
 	SeriesLabels map[string]string
@@ -1052,7 +1052,7 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 }
 
 // lastReverted reads max by (policy, state, terms) (infscale_tuned_policy_info{target, installation})
-// (installation: prometheus.seriesLabels, nil for none) over the revertLookBack before now at step, and returns the policy of
+// (installation: prometheus.series_labels, nil for none) over the revertLookBack before now at step, and returns the policy of
 // the series with the latest sample when that series says reverted (a
 // tie: any that does), with the start of its last run of samples and its
 // terms ("" from a serve that did not export them); "" when none does.

@@ -196,7 +196,7 @@ webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
 {{- /* infscale.seriesLabels is the labels the scrape gives this
 installation's series, as JSON {"known": BOOL, "labels": {NAME: VALUE}}: the
 one source of what the ScaledObjects' queries match (infscale.seriesMatchers)
-and of serve's prometheus.seriesLabels (its reads of its own series: the
+and of serve's prometheus.series_labels (its reads of its own series: the
 rebuild at a restart, a tuned policy's revert). Another installation one
 Prometheus scrapes (a release in another namespace, deploy/'s kustomize
 install) exports the same target names, the default chat in both, and max()
@@ -240,18 +240,18 @@ nothing would leave every ScaledObject in fallback. */ -}}
 {{- end -}}
 
 {{- /* infscale.promConfig is serve's prometheus: block: prometheus from
-values.yaml, and with a url seriesLabels from infscale.seriesLabels (none
+values.yaml, and with a url series_labels from infscale.seriesLabels (none
 when they are {} or unknown: serve then reads its own series by target
-alone). prometheus.seriesLabels in values.yaml fails: keda.seriesLabels is
+alone). prometheus.series_labels in values.yaml fails: keda.seriesLabels is
 the one place of them. */ -}}
 {{- define "infscale.promConfig" -}}
 {{- $p := deepCopy (.Values.prometheus | default dict) -}}
-{{- if hasKey $p "seriesLabels" -}}
-{{- fail "prometheus.seriesLabels: the chart writes serve's from keda.seriesLabels (unset: the ServiceMonitor's namespace and service), the labels the ScaledObjects' queries match too: set keda.seriesLabels instead" -}}
+{{- if hasKey $p "series_labels" -}}
+{{- fail "prometheus.series_labels: the chart writes serve's from keda.seriesLabels (unset: the ServiceMonitor's namespace and service), the labels the ScaledObjects' queries match too: set keda.seriesLabels instead" -}}
 {{- end -}}
 {{- $s := include "infscale.seriesLabels" . | fromJson -}}
 {{- if and $p.url $s.labels -}}
-{{- $_ := set $p "seriesLabels" $s.labels -}}
+{{- $_ := set $p "series_labels" $s.labels -}}
 {{- end -}}
 {{- toYaml $p -}}
 {{- end -}}
