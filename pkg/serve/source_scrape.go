@@ -263,18 +263,8 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
 	for _, o := range s.rates(&r.Obs, keys, pages) {
-		const then = "its counters and histograms give no rate or quantile until two scrapes in a row reach one process: list each pod's own URL, or use a scaleTargetRef (docs/kubernetes.md)"
-		cur := pages[o.i].ProcessStart
-		err := fmt.Errorf("%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before the previous page's process started at %.0f): several pods behind one URL (a Service?); %s",
-			urls[o.i], cur, o.prevStart, then)
-		if cur > o.prevStart {
-			// Later than the previous process but well before the
-			// previous scrape: another pod, or a restart whose clock is
-			// behind serve's.
-			err = fmt.Errorf("%s answered a page whose process started at %.0f (process_start_time_seconds), after the previous page's process (%.0f) but %.0f s before the previous scrape by serve's clock: several pods behind one URL (a Service?), or this pod restarted with its clock over %v behind serve's (then rates resume at the next scrape); %s",
-				urls[o.i], cur, o.prevStart, float64(o.prevAt.UnixNano())/1e9-cur, scrape.RestartSlack, then)
-		}
-		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: err})
+		r.Errors = append(r.Errors, o.readError(urls[o.i], pages[o.i].ProcessStart, "pod",
+			"its counters and histograms give no rate or quantile until two scrapes in a row reach one process: list each pod's own URL, or use a scaleTargetRef (docs/kubernetes.md)"))
 	}
 	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
@@ -308,6 +298,23 @@ type otherPage struct {
 	i         int
 	prevStart float64
 	prevAt    time.Time
+}
+
+// readError is the bad_data page error for o: url answered a page of
+// process start cur (unix seconds), another process's than at its previous
+// scrape, so several processes (pods, or EPP replicas: what names them) are
+// behind one URL, a Service; then says what follows and what to do.
+func (o otherPage) readError(url string, cur float64, what, then string) ReadError {
+	err := fmt.Errorf("%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before the previous page's process started at %.0f): several %ss behind one URL (a Service?); %s",
+		url, cur, o.prevStart, what, then)
+	if cur > o.prevStart {
+		// Later than the previous process but well before the previous
+		// scrape: another process, or a restart whose clock is behind
+		// serve's.
+		err = fmt.Errorf("%s answered a page whose process started at %.0f (process_start_time_seconds), after the previous page's process (%.0f) but %.0f s before the previous scrape by serve's clock: several %ss behind one URL (a Service?), or this %s restarted with its clock over %v behind serve's (then rates resume at the next scrape); %s",
+			url, cur, o.prevStart, float64(o.prevAt.UnixNano())/1e9-cur, what, what, scrape.RestartSlack, then)
+	}
+	return ReadError{Signal: "page", Reason: "bad_data", Err: err}
 }
 
 // rates sets o's demand rates from the requests, prompt-token,

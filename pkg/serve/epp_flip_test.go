@@ -1,0 +1,91 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/epptest"
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// TestEPPServiceURLFlipsBetweenReplicas: a server: epp target's scrape URL
+// is the EPP's Service (http://chat-epp.llm.svc:9090/metrics, as a user
+// writes it) in front of two EPP replicas of pool chat, which answer in
+// turn: replica A (started 1 h ago, 1,500 requests, 0 held) and replica B
+// (started 2 h ago, 9,000 requests, 3 held). Each flip is another
+// process's page (scrape.OtherProcess), so it gives no arrival rate (as a
+// model server's page behind a Service, TestScrapeURLFlipsBetweenPods) and
+// is a bad_data page error naming the URL, the EPP replicas and what to
+// do; before, readEPP dropped that verdict: the rate was absent but no
+// error said why, and the held count flipped 0, 3, 0 with no word (each
+// replica's own queue, the other's requests unseen). The held count is not
+// changed: the page read is one replica's, a lower bound of what the pool
+// holds, and at zero it still wakes the pool. Two pages of replica A in a
+// row give its rate and no error.
+func TestEPPServiceURLFlipsBetweenReplicas(t *testing.T) {
+	now := time.Now()
+	page := func(start time.Time, requests, held float64) string {
+		s := eppBusyPool()
+		s.Requests, s.InputTokens, s.OutputTokens = requests, requests*1000, requests*200
+		s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: held}}
+		return epptest.Page(s) + fmt.Sprintf("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %d\n", start.Unix())
+	}
+	a := page(now.Add(-time.Hour), 1500, 0)
+	a2 := page(now.Add(-time.Hour), 1650, 0)
+	b := page(now.Add(-2*time.Hour), 9000, 3)
+	var cur atomic.Pointer[string]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, *cur.Load())
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n%s", srv.URL, eppTarget)), "epp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &cfg.Targets[0]
+	src := NewScrapeSource(5 * time.Second)
+	read := func(p string) Reading {
+		cur.Store(&p)
+		time.Sleep(50 * time.Millisecond) // the pages' times apart
+		return src.Read(t.Context(), []*config.Target{tg}, time.Now())[0]
+	}
+	read(a)
+	says := []string{"answered another process's page than at its previous scrape", "answered a page whose process started at"}
+	for i, c := range []struct {
+		page string
+		held float64
+	}{{b, 3}, {a, 0}} {
+		rd := read(c.page)
+		if !math.IsNaN(rd.Obs.ArrivalRate) {
+			t.Errorf("flip %d: arrival rate %v, want absent (NaN): no rate across two EPP replicas", i+1, rd.Obs.ArrivalRate)
+		}
+		if rd.Obs.Held != c.held {
+			t.Errorf("flip %d: held %v, want %v (the replica read: its own queue)", i+1, rd.Obs.Held, c.held)
+		}
+		var found bool
+		for _, e := range rd.Errors {
+			msg := e.Err.Error()
+			if e.Signal == "page" && e.Reason == "bad_data" && strings.Contains(msg, srv.URL+"/metrics "+says[i]) &&
+				strings.Contains(msg, "several EPP replicas behind one URL (a Service?)") && strings.Contains(msg, "its flow-control queue is that replica's alone") &&
+				strings.Contains(msg, "list each EPP pod's own URL") && strings.Contains(msg, "inferencePoolRef") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("flip %d: errors %+v; want a bad_data page error naming the URL, the EPP replicas and what to do", i+1, rd.Errors)
+		}
+	}
+	start := time.Now()
+	rd := read(a2)
+	// 150 requests between the last two reads, at least 50 ms apart.
+	if lo, hi := 150/time.Since(start).Seconds(), 150/0.05; !(rd.Obs.ArrivalRate >= lo && rd.Obs.ArrivalRate <= hi) || len(rd.Errors) != 0 {
+		t.Errorf("replica A twice: arrival rate %v (errors %v), want %.0f..%.0f and no error", rd.Obs.ArrivalRate, rd.Errors, lo, hi)
+	}
+}
