@@ -3,6 +3,7 @@ package scrape
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -166,7 +167,7 @@ func get(ctx context.Context, client *http.Client, rawURL string, header http.He
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", url, at, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
+		return nil, "", url, at, fmt.Errorf("%s: %w: %w%s", url, ErrFetch, err, schemeHint(u, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -177,7 +178,7 @@ func get(ctx context.Context, client *http.Client, rawURL string, header http.He
 		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), body); ex != "" {
 			says = ": " + ex
 		}
-		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s%s", url, ErrFetch, resp.Status, says)
+		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s%s%s", url, ErrFetch, resp.Status, says, pathHint(u, resp.StatusCode))
 	}
 	b, err := readAll(resp.Body, url)
 	if err != nil {
@@ -187,6 +188,43 @@ func get(ctx context.Context, client *http.Client, rawURL string, header http.He
 		return nil, "", url, at, &PageError{Source: url, Line: 1, Err: err}
 	}
 	return b, resp.Header.Get("Content-Type"), url, time.Now(), nil
+}
+
+// pathHint is what a 404 from u suggests when u's path is not where a
+// /metrics page is: no path at all (http://chat-epp.llm.svc:9090, as one
+// writes a Prometheus target, whose metrics_path defaults to /metrics) or
+// a trailing slash (/metrics/: Go's and vLLM's servers answer only
+// /metrics). "" for any other status or path.
+func pathHint(u *neturl.URL, status int) string {
+	if status != http.StatusNotFound {
+		return ""
+	}
+	fix := *u
+	switch {
+	case u.Path == "" || u.Path == "/":
+		fix.Path, fix.RawPath = "/metrics", ""
+		return fmt.Sprintf(" (the URL has no path, and infscale adds none: model servers and llm-d's EPP serve their page at /metrics; write %s)", fix.Redacted())
+	case len(u.Path) > 1 && strings.HasSuffix(u.Path, "/"):
+		fix.Path, fix.RawPath = strings.TrimRight(u.Path, "/"), ""
+		return fmt.Sprintf(" (the path ends in /, which a /metrics handler does not answer; write %s)", fix.Redacted())
+	}
+	return ""
+}
+
+// schemeHint is what a failed request to u suggests when u is https:// and
+// the server is not TLS: its first bytes are no TLS record (a
+// tls.RecordHeaderError), or are an HTTP answer (net/http's unexported
+// "server gave HTTP response to HTTPS client", matched by its text). vLLM
+// and llm-d's EPP serve /metrics over plain HTTP, the EPP's bearer-token
+// check included. "" otherwise.
+func schemeHint(u *neturl.URL, err error) string {
+	var rh tls.RecordHeaderError
+	if u.Scheme != "https" || !errors.As(err, &rh) && !strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return ""
+	}
+	fix := *u
+	fix.Scheme = "http"
+	return fmt.Sprintf(" (the server answers plain HTTP, not TLS: write %s)", fix.Redacted())
 }
 
 // encoding is the error for a body b still encoded after the HTTP client

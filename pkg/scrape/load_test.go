@@ -314,3 +314,56 @@ func TestLoadBodyCutShort(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadURLSpellingHints: the ways a user writes an EPP's or a model
+// server's URL that miss its /metrics page. The server answers /metrics
+// only, as Go's ServeMux (llm-d's EPP, controller-runtime) and vLLM do.
+// Without a path (as one writes a Prometheus target, whose metrics_path
+// defaults to /metrics) or with a trailing slash it answers 404, and https://
+// to its plain HTTP port fails the TLS handshake; each error said only
+// "HTTP status 404 Not Found" or "tls: first record does not look like a
+// TLS handshake". Now each says what to write instead.
+func TestLoadURLSpellingHints(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("vllm:num_requests_running 3\n"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	// A server whose first bytes are neither TLS nor HTTP/ (Python's
+	// http.server answers a ClientHello with an HTML error page).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("<!DOCTYPE HTML>\n<title>Error response</title>\n"))
+			_ = c.Close()
+		}
+	}()
+	raw := ln.Addr().String()
+	for url, want := range map[string]string{
+		srv.URL:                        "HTTP status 404 Not Found: 404 page not found (the URL has no path, and infscale adds none: model servers and llm-d's EPP serve their page at /metrics; write " + srv.URL + "/metrics)",
+		srv.URL + "/":                  "(the URL has no path, and infscale adds none: model servers and llm-d's EPP serve their page at /metrics; write " + srv.URL + "/metrics)",
+		srv.URL + "/metrics/":          "HTTP status 404 Not Found: 404 page not found (the path ends in /, which a /metrics handler does not answer; write " + srv.URL + "/metrics)",
+		"https://" + host + "/metrics": "http: server gave HTTP response to HTTPS client (the server answers plain HTTP, not TLS: write http://" + host + "/metrics)",
+		"https://" + raw + "/metrics":  "tls: first record does not look like a TLS handshake (the server answers plain HTTP, not TLS: write http://" + raw + "/metrics)",
+		srv.URL + "/stats":             "HTTP status 404 Not Found: 404 page not found", // a path of its own: nothing to suggest
+	} {
+		_, err := Load(context.Background(), nil, url, nil, modelserver.Unknown)
+		if !errors.Is(err, ErrFetch) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: err = %v\nwant ErrFetch ending %q", url, err, want)
+		}
+	}
+	if _, err := Load(context.Background(), nil, srv.URL+"/metrics", nil, modelserver.Unknown); err != nil {
+		t.Errorf("/metrics: %v", err)
+	}
+}
