@@ -178,7 +178,7 @@ func get(ctx context.Context, client *http.Client, rawURL string, header http.He
 		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), body); ex != "" {
 			says = ": " + ex
 		}
-		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s%s%s", url, ErrFetch, resp.Status, says, pathHint(u, resp.StatusCode))
+		return nil, "", url, at, fmt.Errorf("%s: %w: %w%s%s", url, ErrFetch, &StatusError{Code: resp.StatusCode, Status: resp.Status}, says, pathHint(u, resp.StatusCode))
 	}
 	b, err := readAll(resp.Body, url)
 	if err != nil {
@@ -189,6 +189,17 @@ func get(ctx context.Context, client *http.Client, rawURL string, header http.He
 	}
 	return b, resp.Header.Get("Content-Type"), url, time.Now(), nil
 }
+
+// StatusError is a non-2xx answer to a page's GET, wrapped with ErrFetch:
+// errors.As finds its Code (401, 404, ...) for a caller that knows what the
+// server's answer means (an EPP's 401: its /metrics behind authentication).
+type StatusError struct {
+	// Code is the HTTP status code; Status the status line's text, "404 Not Found".
+	Code   int
+	Status string
+}
+
+func (e *StatusError) Error() string { return "HTTP status " + e.Status }
 
 // pathHint is what a 404 from u suggests when u's path is not where a
 // /metrics page is: no path at all (http://chat-epp.llm.svc:9090, as one

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/infscale/infscale/internal/epptest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/scrape"
 )
 
 // TestEPPServiceURLFlipsBetweenReplicas: a server: epp target's scrape URL
@@ -51,7 +53,9 @@ func TestEPPServiceURLFlipsBetweenReplicas(t *testing.T) {
 	}
 	tg := &cfg.Targets[0]
 	src := NewScrapeSource(5 * time.Second)
+	var began time.Time // of the last read
 	read := func(p string) Reading {
+		began = time.Now()
 		cur.Store(&p)
 		time.Sleep(50 * time.Millisecond) // the pages' times apart
 		return src.Read(t.Context(), []*config.Target{tg}, time.Now())[0]
@@ -82,10 +86,53 @@ func TestEPPServiceURLFlipsBetweenReplicas(t *testing.T) {
 			t.Errorf("flip %d: errors %+v; want a bad_data page error naming the URL, the EPP replicas and what to do", i+1, rd.Errors)
 		}
 	}
-	start := time.Now()
+	start := began
 	rd := read(a2)
-	// 150 requests between the last two reads, at least 50 ms apart.
+	// 150 requests between the last two pages: at least 50 ms apart, at
+	// most the time since the previous read began.
 	if lo, hi := 150/time.Since(start).Seconds(), 150/0.05; !(rd.Obs.ArrivalRate >= lo && rd.Obs.ArrivalRate <= hi) || len(rd.Errors) != 0 {
 		t.Errorf("replica A twice: arrival rate %v (errors %v), want %.0f..%.0f and no error", rd.Obs.ArrivalRate, rd.Errors, lo, hi)
+	}
+}
+
+// TestEPPAuthHint: llm-d-router's chart serves the EPP's /metrics behind
+// authentication by default; controller-runtime's filter answers a request
+// without a token 401 "Unauthorized". A server: epp target listing the
+// EPP's URL (docs/llm-d.md's first example) read only "HTTP status 401
+// Unauthorized"; the page error now says the target sends no token and
+// the three ways out. With scrape.bearer_token_file (inferencePoolRef),
+// 401 is the token refused and 403 the account not allowed.
+func TestEPPAuthHint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n%s", srv.URL, eppTarget)), "epp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := NewScrapeSource(5*time.Second).Read(t.Context(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	var found bool
+	for _, e := range rd.Errors {
+		msg := e.Err.Error()
+		if e.Signal == "page" && e.Reason == "unavailable" && strings.Contains(msg, srv.URL+"/metrics: cannot fetch metrics page: HTTP status 401 Unauthorized (llm-d-router's chart serves the EPP's /metrics behind authentication by default, and this target sends no token: give inferencePoolRef with scrape: {bearer_token_file:") {
+			found = true
+		}
+	}
+	if !found || rd.CurrentKnown {
+		t.Errorf("errors %+v (current known %v); want the 401 page error saying the target sends no token, current unknown", rd.Errors, rd.CurrentKnown)
+	}
+	withToken := &config.Target{Name: "chat", Scrape: config.Scrape{Pods: &config.PodScrape{BearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"}}}
+	for code, want := range map[int]string{
+		401: "HTTP status 401 Unauthorized (the EPP refused the token of scrape.bearer_token_file /var/run/secrets/kubernetes.io/serviceaccount/token: its TokenReview failed",
+		403: "HTTP status 403 Forbidden (the token of scrape.bearer_token_file /var/run/secrets/kubernetes.io/serviceaccount/token is valid but its service account may not get /metrics: bind it a ClusterRole with nonResourceURLs: [/metrics], verbs: [get]",
+	} {
+		err := eppAuthHint(withToken, fmt.Errorf("u: %w: %w", scrape.ErrFetch, &scrape.StatusError{Code: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code))}))
+		if !errors.Is(err, scrape.ErrFetch) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d: %v, want ErrFetch with %q", code, err, want)
+		}
+	}
+	if err := eppAuthHint(withToken, fmt.Errorf("u: %w: %w", scrape.ErrFetch, &scrape.StatusError{Code: 500, Status: "500 Internal Server Error"})); err.Error() != "u: cannot fetch metrics page: HTTP status 500 Internal Server Error" {
+		t.Errorf("500: %v, want it as it was", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			if err == nil {
 				err = fmt.Errorf("%s: not an EPP page", urls[i])
 			}
+			err = eppAuthHint(t, err)
 			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(err), Err: err})
 			continue
 		}
@@ -120,6 +122,28 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	}
 	r.Duration = time.Since(start)
 	return r
+}
+
+// eppAuthHint adds to err, an EPP page's read error, what a 401 or 403
+// means there: llm-d-router's chart serves the EPP's /metrics behind
+// authentication by default (the EPP checks a bearer token with a
+// TokenReview and a SubjectAccessReview for get on /metrics). A scrape: URL
+// list sends no token; a target with scrape.bearer_token_file had its
+// token refused (401) or its service account not allowed (403). Other
+// errors are returned as they are.
+func eppAuthHint(t *config.Target, err error) error {
+	var se *scrape.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusUnauthorized && se.Code != http.StatusForbidden {
+		return err
+	}
+	switch {
+	case t.Scrape.Pods == nil || t.Scrape.Pods.BearerTokenFile == "":
+		return fmt.Errorf("%w (llm-d-router's chart serves the EPP's /metrics behind authentication by default, and this target sends no token: give inferencePoolRef with scrape: {bearer_token_file: /var/run/secrets/kubernetes.io/serviceaccount/token}, turn the EPP's authentication off (router.monitoring.prometheus.auth.enabled: false), or read it through Prometheus; docs/llm-d.md)", err)
+	case se.Code == http.StatusUnauthorized:
+		return fmt.Errorf("%w (the EPP refused the token of scrape.bearer_token_file %s: its TokenReview failed, an expired or another cluster's token; docs/llm-d.md)", err, t.Scrape.Pods.BearerTokenFile)
+	default:
+		return fmt.Errorf("%w (the token of scrape.bearer_token_file %s is valid but its service account may not get /metrics: bind it a ClusterRole with nonResourceURLs: [/metrics], verbs: [get]; docs/llm-d.md)", err, t.Scrape.Pods.BearerTokenFile)
+	}
 }
 
 // eppNoEndpoint makes the load of a pool whose EPP reports no ready
