@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/infscale/infscale/internal/epptest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -134,5 +136,75 @@ func TestEPPAuthHint(t *testing.T) {
 	}
 	if err := eppAuthHint(withToken, fmt.Errorf("u: %w: %w", scrape.ErrFetch, &scrape.StatusError{Code: 500, Status: "500 Internal Server Error"})); err.Error() != "u: cannot fetch metrics page: HTTP status 500 Internal Server Error" {
 		t.Errorf("500: %v, want it as it was", err)
+	}
+}
+
+// gieInferenceModelEraPage is an EPP page of the Gateway API Inference
+// Extension before InferenceObjective (its site-src/guides/metrics.md at
+// 04a4fdf23f6c lists the families): inference_model_* request families,
+// the pool's KV and queue averages and ready pods, no running average.
+// Pool chat: 3 ready pods averaging 12 waiting and KV 0.5.
+const gieInferenceModelEraPage = `# HELP inference_model_request_total [ALPHA] Counter of inference model requests broken out for each model and target model.
+# TYPE inference_model_request_total counter
+inference_model_request_total{model_name="m",target_model_name="m"} 1000
+# HELP inference_model_running_requests [ALPHA] Inference model number of running requests in each model.
+# TYPE inference_model_running_requests gauge
+inference_model_running_requests{model_name="m"} 60
+# HELP inference_pool_average_kv_cache_utilization [ALPHA] The average kv cache utilization for an inference server pool.
+# TYPE inference_pool_average_kv_cache_utilization gauge
+inference_pool_average_kv_cache_utilization{name="chat"} 0.5
+# HELP inference_pool_average_queue_size [ALPHA] The average number of requests pending in the model server queue.
+# TYPE inference_pool_average_queue_size gauge
+inference_pool_average_queue_size{name="chat"} 12
+# HELP inference_pool_ready_pods [ALPHA] The number of ready pods for an inference server pool.
+# TYPE inference_pool_ready_pods gauge
+inference_pool_ready_pods{name="chat"} 3
+`
+
+// TestEPPInferenceModelEra: an older EPP (the Gateway API Inference
+// Extension's InferenceModel era) has no running average. On queue
+// (running + waiting) the pool is not decided: running is unknown, and its
+// error now names that EPP and what to scale on (it said only "a router
+// that renamed or dropped it"); the current 3 is kept. On waiting it is
+// decided from the page as llm-d-router's: waiting 3 x 12 = 36, target 10
+// per replica: ceil(36 / 10) = 4 (ratio 36 / 30 = 1.2, past the 10%
+// tolerance).
+func TestEPPInferenceModelEra(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, gieInferenceModelEraPage)
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
+- name: onqueue
+  server: epp
+  scrape: [%[1]s/metrics]
+  metrics: [{type: queue, target: 10}]
+  maxReplicaCount: 10
+- name: onwaiting
+  server: epp
+  scrape: [%[1]s/metrics]
+  metrics: [{type: waiting, target: 10}]
+  maxReplicaCount: 10
+`, srv.URL)), "old.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	var audit strings.Builder
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(time.Second), Metrics: m, Interval: 5 * time.Second, Audit: &audit})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(t.Context())
+	g := gatherer(m, reg)
+	for target, want := range map[string]float64{"onqueue": 3, "onwaiting": 4} {
+		if v, ok := gauge(t, g, "infscale_desired_replicas", map[string]string{"target": target}); !ok || v != want {
+			t.Errorf("%s: desired %v (present %v), want %v", target, v, ok, want)
+		}
+	}
+	if !strings.Contains(audit.String(), "or an EPP from before it was written (the Gateway API Inference Extension's InferenceModel-era EPP, whose request families are inference_model_*, has no running average: scale it on waiting or kv, or upgrade it)") {
+		t.Errorf("audit lacks the older EPP's running error:\n%s", audit.String())
 	}
 }

@@ -88,7 +88,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			fam  modelserver.Twin
 		}{{"running", r.Obs.Running, f.AvgRunning}, {"waiting", r.Obs.Waiting, f.AvgQueue}} {
 			if math.IsNaN(sig.v) {
-				r.Errors = append(r.Errors, ReadError{Signal: sig.name, Reason: "empty", Err: fmt.Errorf("%s: no pool average for %s (%s or %s, a NaN read as none) beside its %v ready endpoints: a router that renamed or dropped it (infscale reads llm-d-router's names, docs/llm-d.md); check the page with infscale parse --server epp",
+				r.Errors = append(r.Errors, ReadError{Signal: sig.name, Reason: "empty", Err: fmt.Errorf("%s: no pool average for %s (%s or %s, a NaN read as none) beside its %v ready endpoints: a router that renamed or dropped it, or an EPP from before it was written (the Gateway API Inference Extension's InferenceModel-era EPP, whose request families are inference_model_*, has no running average: scale it on waiting or kv, or upgrade it); infscale reads llm-d-router's names (docs/llm-d.md); check the page with infscale parse --server epp",
 					sourcekey.Redact(best.Source), sig.name, sig.fam.Current, sig.fam.Deprecated, best.Pool.Ready)})
 			}
 		}
