@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -403,6 +404,7 @@ func (v *validator) target(p string, t *Target) {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (both %s once normalised as RFC 3986 section 6 does); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again), sourcekey.Redact(sourcekey.Of(s)))
 			}
 		} else {
+			v.noPath(fmt.Sprintf("%s.scrape[%d]", p, j), s)
 			if k := sourcekey.Probable(s); k != sourcekey.Of(s) {
 				// Loopback spellings of one port: refused only when
 				// certain (a server on 127.0.0.1 alone and another on
@@ -612,6 +614,8 @@ func (v *validator) zero(p string, t *Target) {
 			v.at(p+".zero", "held (PromQL, with prometheus.url) and held_scrape (embedded mode) are exclusive")
 		case !v.cfg.Prometheus.Embedded():
 			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(max without (prometheus, prometheus_replica, replica) (infscale_activator_held_requests{...}))'")
+		default:
+			v.noPath(p+".zero.held_scrape", t.Zero.HeldScrape)
 		}
 	} else if t.Zero.Held == "" {
 		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(max without (prometheus, prometheus_replica, replica) (infscale_activator_held_requests{service=\"activator-chat\"}))), or in embedded mode held_scrape: the activator's /metrics URL, or with server: epp flow_control: true")
@@ -831,6 +835,21 @@ func (v *validator) repeated(uses map[string]selectorUse, k, key, p string, t *T
 		return 0, "", false
 	}
 	return i, prev.key, true
+}
+
+// noPath warns of the /metrics URL s at key when it has no path ("" or
+// "/", no query): serve fetches a URL as written, adding no metrics_path
+// as a Prometheus target's spelling (http://chat-epp:9090) would expect,
+// and model servers and llm-d's EPP answer /metrics only (404). A warning,
+// not an error: a proxy may serve a page at "/".
+func (v *validator) noPath(key, s string) {
+	u, err := neturl.Parse(s)
+	if err != nil || u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+		return
+	}
+	fix := *u
+	fix.Path, fix.RawPath = "/metrics", ""
+	v.warn(key, "%q has no path, and serve fetches it as written (no metrics_path is added): model servers and llm-d's EPP serve their page at /metrics only (404 here); write %q", sourcekey.Redact(s), sourcekey.Redact(fix.String()))
 }
 
 // samePage warns of a target whose scrape[j] names the same page
