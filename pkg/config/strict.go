@@ -505,6 +505,15 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 	if plainScalar(n, v) {
 		return
 	}
+	if mn, ok := n.(ast.MapNode); ok && v.Kind() == reflect.Map {
+		// A map's entries (prometheus.series_labels') are checked after
+		// decoding: each at its own key's line and column.
+		for it := mn.MapRange(); it.Next(); {
+			if sn, ok := it.Key().(*ast.StringNode); ok {
+				d.pos[childPath(path, sn.Value)] = position(sn)
+			}
+		}
+	}
 	opts := []yaml.DecodeOption{yaml.Strict()}
 	pt := reflect.PointerTo(v.Type())
 	if pt.Implements(jsonUnmarshaler) && !pt.Implements(bytesUnmarshaler) && !pt.Implements(interfaceUnmarshaler) {
@@ -522,7 +531,7 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		}
 		if isK8sQuantity(v.Type()) {
 			msg = "not a quantity: " + describe(n) // the library's message is its regular expression
-		} else if strings.Contains(msg, "cannot unmarshal") {
+		} else if strings.Contains(msg, "cannot unmarshal") || v.Type() == reflect.TypeFor[map[string]string]() && strings.Contains(msg, "was used where") {
 			msg = "got " + describe(n) // the library's message names Go types
 		}
 		if pc, ok := percentFraction(n, path); ok {
@@ -583,6 +592,9 @@ func expected(t reflect.Type) string {
 		return "a number, a percentage such as 80% (kv, demand, cpu) or a duration such as 2s (ttft, queuewait)"
 	case reflect.TypeFor[intstr.IntOrString]():
 		return "a port number 1..65535 or a container port's name"
+	case reflect.TypeFor[map[string]string]():
+		// prometheus.series_labels, the one such field.
+		return "a mapping of label name to value, one key per label, e.g. {namespace: infscale, service: infscale}"
 	}
 	if isK8sQuantity(t) {
 		return "a Kubernetes quantity such as 0.1 or 100m"

@@ -178,6 +178,12 @@ func (v *validator) seriesLabels() {
 			v.at(key, "serve sets %s itself in its reads of its own series (the target's name, a pair's role, the metric); series_labels are the labels the scrape adds that tell this installation's series from another's (namespace, service, job, ...): drop %s", n, n)
 		case !model.LabelName(n).IsValidLegacy():
 			v.at(key, "%q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*): give the label as Prometheus shows it on infscale_desired_replicas, e.g. namespace", n)
+		case pc.SeriesLabels[n] == "":
+			// {namespace: } is null, read as "": the selector
+			// namespace="" matches only series without the label.
+			v.at(key, "no value: %s=\"\" matches only series without %s, so serve would read none of its own: give the value the scrape sets, e.g. %s: infscale, or drop %s", n, n, n, n)
+		case n == "pod" || n == "instance":
+			v.warn(key, "%s names one replica of serve: a restarted serve is a new pod and finds none of its series (the rebuild starts fresh); give the labels its replicas share, e.g. {namespace: infscale, service: infscale}", n)
 		}
 	}
 }
