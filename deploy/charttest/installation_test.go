@@ -89,6 +89,9 @@ func TestSeriesLabelsRefused(t *testing.T) {
 		{"keda: {seriesLabels: {role: decode}}", "keda.seriesLabels.role: the chart sets"},
 		{"keda: {seriesLabels: {kubernetes-namespace: dev}}", "at '/keda/seriesLabels'"},
 		{"keda: {seriesLabels: {namespace: 3}}", "at '/keda/seriesLabels/namespace': got number, want string"},
+		// namespace="" selects only series without a namespace: none of
+		// this installation's, KEDA on its fallback.
+		{"keda: {seriesLabels: {namespace: ''}}", "at '/keda/seriesLabels/namespace': minLength: got 0, want 1"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
