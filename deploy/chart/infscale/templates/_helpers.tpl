@@ -232,7 +232,7 @@ nothing would leave every ScaledObject in fallback. */ -}}
 {{- define "infscale.seriesMatchers" -}}
 {{- $s := include "infscale.seriesLabels" . | fromJson -}}
 {{- if not $s.known -}}
-{{- fail "keda.seriesLabels is required with serviceMonitor.enabled: false and a ScaledObject: the labels your scrape of infscale gives its series that tell this installation from another one Prometheus scrapes, e.g. {namespace: <this release's namespace>} (the namespace label of the Prometheus Helm chart's kubernetes-pods and kubernetes-service-endpoints jobs); {} for none (two installations with a target of one name then read the higher of their decisions). The ScaledObjects' queries match them: a label your scrape does not give leaves KEDA on its fallback (docs/chart.md)" -}}
+{{- fail "keda.seriesLabels is required with serviceMonitor.enabled: false and a ScaledObject: the labels your scrape of infscale gives its series that tell this installation from another one Prometheus scrapes, e.g. {namespace: <this release's namespace>, service: <its fullname, the Service's name>} (the labels of the scrape job docs/chart.md gives a Prometheus without prometheus-operator); {} for none (two installations with a target of one name then read the higher of their decisions). The ScaledObjects' queries match them: a label your scrape does not give leaves KEDA on its fallback (docs/chart.md)" -}}
 {{- end -}}
 {{- range $k := keys $s.labels | sortAlpha -}}
 {{- printf ", %s=%q" $k (toString (get $s.labels $k)) -}}
