@@ -22,24 +22,13 @@ import (
 // reproduced incident's scale-down 6 -> 2 logged reason=DesiredWithinRange
 // alone, the queue's 30 / 20 only in the audit log.
 func TestChangeLogNamesTheMetric(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	l, src, logs := changeLogLoop(t, `
 targets:
 - name: chat
   scrape: [http://127.0.0.1:1/metrics]
   metrics: [{type: queue, target: 24}, {type: waiting, target: 2}]
   maxReplicaCount: 8
-`), "change.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &fakeSource{}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	l.log = slog.New(slog.NewTextHandler(&logs, nil))
+`)
 	src.set("chat", load(1, 10, 20))
 	l.Cycle(t.Context())
 	want := "target=chat from=1 to=5 reason=ScaleUpLimit metric=waiting"
@@ -55,7 +44,7 @@ targets:
 // --held 5 --min 0 -> activate): 0 -> its count, reason activate, no
 // metric=queue beside it.
 func TestChangeLogNoMetricForZero(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	l, src, logs := changeLogLoop(t, `
 targets:
 - name: chat
   scrape: [http://127.0.0.1:1/metrics]
@@ -63,18 +52,7 @@ targets:
   minReplicaCount: 0
   maxReplicaCount: 3
   zero: {cooldownPeriod: 120s, held_scrape: 'http://127.0.0.1:2/metrics'}
-`), "zero.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &fakeSource{}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	l.log = slog.New(slog.NewTextHandler(&logs, nil))
+`)
 	rd := load(0, 0, 0)
 	rd.Obs.Held = 5
 	src.set("chat", rd)
@@ -88,4 +66,23 @@ targets:
 	if !strings.Contains(line, "target=chat from=0 to=") || !strings.Contains(line, "reason=activate") || strings.Contains(line, "metric=") {
 		t.Errorf("want a change from 0 with reason=activate and no metric; log:\n%s", logs.String())
 	}
+}
+
+// changeLogLoop is a loop on the config yaml, its targets read from the
+// returned fakeSource, its log written to the returned buffer as text.
+func changeLogLoop(t *testing.T, yaml string) (*Loop, *fakeSource, *bytes.Buffer) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), "change.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	logs := new(bytes.Buffer)
+	l.log = slog.New(slog.NewTextHandler(logs, nil))
+	return l, src, logs
 }
