@@ -203,9 +203,10 @@ func TestHeldBodyRetriedAfterGoAway(t *testing.T) {
 					t.Errorf("attempt %d's body %q, want the whole prompt", i+1, b)
 				}
 			}
-			if n := a.HeldBytes(); n != 0 {
-				t.Errorf("held bytes %d after the answer, want 0", n)
-			}
+			// The body is given back when Go's transport closes it, which
+			// after a GOAWAY it may do just after the client read its 502
+			// (23 bytes still held once in CI): given back soon, not leaked.
+			waitFor(t, "held bytes back to 0 after the answer", 2*time.Second, func() bool { return a.HeldBytes() == 0 })
 		})
 	}
 }
