@@ -74,3 +74,15 @@ func TestScrapeURLFlipsBetweenPods(t *testing.T) {
 		t.Errorf("pod A twice: arrival rate %v (errors %v), want %.0f..%.0f (150 requests between the last two Reads) and no error", rd.Obs.ArrivalRate, rd.Errors, lo, hi)
 	}
 }
+
+// TestOtherPageErrorRedactsPassword: the page error of a URL in front of
+// several processes writes its password xxxxx, as scrape.Load's errors do
+// (url.URL.Redacted): the page of a process started at 50 s after one
+// started at 100 s is another process's for sure.
+func TestOtherPageErrorRedactsPassword(t *testing.T) {
+	e := otherPage{prevStart: 100}.readError("http://scraper:s3cret@chat:8000/metrics", 50, "pod", "list each pod's own URL")
+	msg := e.Err.Error()
+	if want := "http://scraper:xxxxx@chat:8000/metrics answered another process's page than at its previous scrape (process_start_time_seconds 50, before the previous page's process started at 100): several pods behind one URL"; !strings.HasPrefix(msg, want) || strings.Contains(msg, "s3cret") {
+		t.Errorf("error %q; want it to start %q and not to hold the password", msg, want)
+	}
+}

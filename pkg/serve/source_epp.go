@@ -105,7 +105,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	// Service in front of several EPP replicas: its rates are dropped
 	// (scrape.OtherProcess) and what it holds is one replica's, said here.
 	for _, o := range s.rates(&r.Obs, keys, pages) {
-		r.Errors = append(r.Errors, o.readError(sourcekey.Redact(urls[o.i]), pages[o.i].ProcessStart, "EPP replica",
+		r.Errors = append(r.Errors, o.readError(urls[o.i], pages[o.i].ProcessStart, "EPP replica",
 			"each scrape reads one replica's page, so its counters give no rate or quantile and its flow-control queue is that replica's alone (the others' held requests unseen): list each EPP pod's own URL (port 9090 in llm-d-router's chart), or use inferencePoolRef (docs/llm-d.md)"))
 	}
 	if t.Zero != nil && t.Zero.FlowControl {

@@ -303,8 +303,11 @@ type otherPage struct {
 // readError is the bad_data page error for o: url answered a page of
 // process start cur (unix seconds), another process's than at its previous
 // scrape, so several processes (pods, or EPP replicas: what names them) are
-// behind one URL, a Service; then says what follows and what to do.
+// behind one URL, a Service; then says what follows and what to do. A
+// password in url is written xxxxx (sourcekey.Redact), as scrape.Load's
+// errors write it.
 func (o otherPage) readError(url string, cur float64, what, then string) ReadError {
+	url = sourcekey.Redact(url)
 	err := fmt.Errorf("%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before the previous page's process started at %.0f): several %ss behind one URL (a Service?); %s",
 		url, cur, o.prevStart, what, then)
 	if cur > o.prevStart {
